@@ -1,0 +1,33 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install what the rig needs: the Debian base source, the kernel build
+# tools, QEMU, ccache, and virtme-ng (pinned) in a venv under build/.
+# Quiet when nothing is missing.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+venv=$top/build/venv
+vng_version=1.42
+
+pkgs="linux-source-6.12 qemu-system-x86 build-essential flex bison bc
+      libelf-dev libssl-dev ccache cpio kmod rsync python3-venv
+      python3-docutils"
+
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q $missing >/dev/null
+fi
+
+if ! "$venv/bin/vng" --version 2>/dev/null | grep -q "$vng_version"; then
+	echo "deps: installing virtme-ng $vng_version"
+	python3 -m venv "$venv"
+	"$venv/bin/pip" install -q "virtme-ng==$vng_version"
+fi

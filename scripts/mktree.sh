@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Assemble build/linux: the pristine Debian linux-source-6.12 as one base
+# commit, then one commit per entry of patches/series, each bringing overlay
+# files (kept at their kernel path in this repo) and patches/*.patch for
+# upstream files. The commits are built in a scratch index and checked out
+# at the end, so files whose content did not change keep their mtime and
+# kbuild rebuilds only what an edit touched.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+tree=$top/build/linux
+series=$top/patches/series
+tarball=/usr/src/linux-source-6.12.tar.xz
+author=${SERIES_AUTHOR:-"Futex Spin Developers <futex-spin@example.org>"}
+stamp="2026-11-22T00:00:00+00:00"
+
+die() { echo "mktree: $*" >&2; exit 1; }
+
+git_t() {
+	GIT_AUTHOR_NAME=${author% <*} GIT_AUTHOR_EMAIL=${author#*<} \
+	GIT_COMMITTER_NAME=${author% <*} GIT_COMMITTER_EMAIL=${author#*<} \
+	GIT_AUTHOR_DATE=$stamp GIT_COMMITTER_DATE=$stamp \
+		git -C "$tree" "$@"
+}
+
+debver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
+	die "linux-source-6.12 is not installed (run: make deps)"
+author_email=${author#*<}; author_email=${author_email%>}
+
+if [ -d "$tree/.git" ] &&
+   ! git -C "$tree" log -1 --format=%B base 2>/dev/null | grep -qF "linux-source-6.12 $debver"; then
+	echo "mktree: base is not linux-source-6.12 $debver; unpacking afresh"
+	rm -rf "$tree"
+fi
+
+if [ ! -d "$tree/.git" ]; then
+	echo "mktree: unpacking linux-source-6.12 $debver"
+	rm -rf "$tree.tmp"
+	mkdir -p "$tree.tmp"
+	tar -C "$tree.tmp" -xf "$tarball"
+	mv "$tree.tmp/linux-source-6.12" "$tree"
+	rmdir "$tree.tmp"
+	kver=$(make -s -C "$tree" kernelversion)
+	git -C "$tree" init -q -b work
+	git -C "$tree" add -f -A
+	git_t commit -q -m "Linux $kver (Debian linux-source-6.12 $debver)" \
+		-m "Pristine base: the unpacked $(basename "$tarball") of Debian package linux-source-6.12 version $debver."
+	git -C "$tree" tag base
+fi
+
+# Build the series in a scratch index, never touching the work tree.
+scratch=$top/build/series.index
+export GIT_INDEX_FILE=$scratch
+trap 'rm -f "$scratch"' EXIT
+git -C "$tree" read-tree base
+parent=$(git -C "$tree" rev-parse base)
+
+# Entries: a message file, then overlay files and patches; a line starting
+# with white space continues the previous entry; '#' starts a comment.
+entries=$(sed -e 's/#.*//' "$series" | awk '
+	/^[ \t]*$/ { next }
+	/^[ \t]/ { line = line " " $0; next }
+	{ if (line != "") print line; line = $0 }
+	END { if (line != "") print line }')
+
+listed=" "
+while read -r msg items; do
+	[ -n "$msg" ] || continue
+	[ -f "$top/patches/$msg" ] || die "patches/series: no message file patches/$msg"
+	for item in $items; do
+		f=$top/$item
+		[ -f "$f" ] || die "patches/series: $item does not exist"
+		listed="$listed$item "
+		case $item in
+		patches/*.patch)
+			git -C "$tree" apply --cached --whitespace=error-all "$f" ||
+				die "$item does not apply (on top of the entries before it)"
+			;;
+		*)
+			mode=100644
+			[ -x "$f" ] && mode=100755
+			blob=$(git -C "$tree" hash-object -w "$f")
+			git -C "$tree" update-index --add --cacheinfo "$mode,$blob,$item"
+			;;
+		esac
+	done
+	t=$(git -C "$tree" write-tree)
+	parent=$( { cat "$top/patches/$msg"; printf '\nSigned-off-by: %s\n' "$author"; } |
+		git_t commit-tree "$t" -p "$parent")
+done <<<"$entries"
+
+# Every kernel-path file we keep must be part of the series.
+for f in $(cd "$top" && env -u GIT_INDEX_FILE git ls-files --cached --others --exclude-standard \
+		kernel include tools Documentation patches/*.patch 2>/dev/null); do
+	case $listed in
+	*" $f "*) ;;
+	*) die "$f is not listed in patches/series" ;;
+	esac
+done
+
+unset GIT_INDEX_FILE
+if [ "$(git -C "$tree" rev-parse HEAD)" != "$parent" ]; then
+	git -C "$tree" checkout -q -f -B work "$parent"
+	echo "mktree: build/linux at $(git -C "$tree" log -1 --format='%h %s')"
+fi

@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot a kernel under virtme-ng, run one command in the guest and bring its
+# output, exit status and kernel log back through a shared directory (vng's
+# own exit status is not the guest command's).
+#
+#   vm-run.sh --kernel OUTDIR --name NAME [--cpus N] [--mem SIZE]
+#             [--numa NODES] [--timeout SEC] -- COMMAND...
+#
+# The guest command runs with $RUN_DIR set to build/runs/NAME, writable from
+# the guest; it leaves its results there. Prints where the full log is and
+# exits with the guest command's status; 124 when the guest did not finish,
+# 125 when the kernel log has a splat.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+export PATH=$top/build/venv/bin:$PATH
+vng=vng
+cpus=2 mem=2G numa=1 timeout=1800 kout= name=run
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kout=$2; shift 2 ;;
+	--name) name=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--numa) numa=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "vm-run: no guest command" >&2; exit 2; }
+
+image=$kout/arch/x86/boot/bzImage
+[ -f "$image" ] || { echo "vm-run: no kernel at $image" >&2; exit 2; }
+
+# Pick the accelerator: KVM only if a guest really boots with it. Here
+# /dev/kvm exists but a KVM guest hangs, so probe with a short timeout and
+# remember the answer for this host boot.
+accel_cache=$top/build/accel
+boot_id=$(cat /proc/sys/kernel/random/boot_id)
+accel=${ACCEL:-}
+if [ -z "$accel" ] && [ -f "$accel_cache" ] && [ "$(sed -n 1p "$accel_cache")" = "$boot_id" ]; then
+	accel=$(sed -n 2p "$accel_cache")
+fi
+if [ -z "$accel" ]; then
+	accel=tcg
+	if [ -w /dev/kvm ]; then
+		probe=$(mktemp -d)
+		timeout -k 2 20 "$vng" --run "$image" --rwdir "$probe" \
+			--exec "echo ok > $probe/ok" >/dev/null 2>&1 </dev/null || true
+		[ -f "$probe/ok" ] && accel=kvm
+		rm -rf "$probe"
+	fi
+	printf '%s\n%s\n' "$boot_id" "$accel" >"$accel_cache"
+	echo "vm-run: accelerator $accel (probed)"
+fi
+vng_accel=()
+[ "$accel" = kvm ] || vng_accel=(--disable-kvm)
+
+numa_args=()
+if [ "$numa" -gt 1 ]; then
+	memmb=$(numfmt --from=iec "$mem"); memmb=$((memmb / 1048576))
+	per=$((cpus / numa))
+	[ "$per" -ge 1 ] && [ $((per * numa)) -eq "$cpus" ] ||
+		{ echo "vm-run: CPUS=$cpus does not split over NUMA=$numa nodes" >&2; exit 2; }
+	for ((n = 0; n < numa; n++)); do
+		numa_args+=(--numa "$((memmb / numa))M,cpus=$((n * per))-$((n * per + per - 1))")
+	done
+	mem=$(( (memmb / numa) * numa ))M
+fi
+
+run=$top/build/runs/$name
+rm -rf "$run"
+mkdir -p "$run"
+log=$run/console.log
+quoted=$(printf '%q ' "$@")
+
+echo "vm-run: booting $(basename "$kout") ($accel, $cpus vCPUs, $mem, $numa node(s)); log: $log"
+set +e
+timeout -k 10 "$timeout" "$vng" --run "$image" "${vng_accel[@]}" --verbose \
+	--cpus "$cpus" --memory "$mem" "${numa_args[@]}" --rwdir "$run" \
+	--append "panic_on_warn=0 softlockup_panic=0" \
+	--exec "RUN_DIR=$run $quoted > $run/output.txt 2>&1; echo \$? > $run/rc; dmesg > $run/dmesg.txt" \
+	</dev/null >"$log" 2>&1
+vng_rc=$?
+set -e
+
+if [ ! -f "$run/rc" ]; then
+	echo "vm-run: the guest did not finish (vng status $vng_rc, timeout ${timeout}s); see $log" >&2
+	tail -n 40 "$log" >&2
+	exit 124
+fi
+rc=$(cat "$run/rc")
+
+# A splat anywhere in the kernel log fails the run even if every test passed.
+splat='WARNING:|BUG:|BUG |KASAN|possible .*locking|circular locking|unreferenced object|general protection|Oops|Kernel panic|INFO: task .* blocked|soft lockup|hard LOCKUP|UBSAN'
+touch "$run/kmemleak.txt"
+if grep -E -n "$splat" "$run/dmesg.txt" "$log" "$run/kmemleak.txt" >"$run/splats.txt"; then
+	echo "vm-run: kernel log has a splat (full log: $run/dmesg.txt):" >&2
+	grep -E -A 25 "$splat" "$run/dmesg.txt" | head -n 80 >&2 || head -n 40 "$run/splats.txt" >&2
+	[ "$rc" -ne 0 ] || rc=125
+fi
+exit "$rc"
