@@ -55,7 +55,7 @@ $(KOUT)/.config: $(FRAGMENTS) | tree
 
 kernel: tree $(KOUT)/.config
 	@echo "  KERNEL  $(KOUT)"
-	$(KMAKE) bzImage
+	@$(KMAKE) bzImage
 
 selftests: tree
 	@echo "  KSFT    $(SELFTESTS)"
