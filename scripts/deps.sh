@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what the rig needs: the Debian base source, the kernel build
-# tools, QEMU, ccache, and virtme-ng (pinned) in a venv under build/.
+# tools, QEMU, ccache, and in a venv under build/ virtme-ng (pinned) and
+# what checkpatch's SPDX check imports.
 # Quiet when nothing is missing.
 set -euo pipefail
 
@@ -26,8 +27,9 @@ if [ -n "$missing" ]; then
 	apt-get install -y -q $missing >/dev/null
 fi
 
-if ! "$venv/bin/vng" --version 2>/dev/null | grep -q "$vng_version"; then
-	echo "deps: installing virtme-ng $vng_version"
+if ! "$venv/bin/vng" --version 2>/dev/null | grep -q "$vng_version" ||
+   ! "$venv/bin/python" -c 'import ply, git' 2>/dev/null; then
+	echo "deps: installing virtme-ng $vng_version, ply, GitPython"
 	python3 -m venv "$venv"
-	"$venv/bin/pip" install -q "virtme-ng==$vng_version"
+	"$venv/bin/pip" install -q "virtme-ng==$vng_version" ply==3.11 GitPython==3.1.43
 fi
