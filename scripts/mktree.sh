@@ -100,8 +100,10 @@ for f in $(cd "$top" && env -u GIT_INDEX_FILE git ls-files --cached --others --e
 	esac
 done
 
+# Always check out: this also reverts hand edits to tracked files, so the
+# build tree is exactly base + series. Git rewrites only files that differ.
 unset GIT_INDEX_FILE
-if [ "$(git -C "$tree" rev-parse HEAD)" != "$parent" ]; then
-	git -C "$tree" checkout -q -f -B work "$parent"
+old=$(git -C "$tree" rev-parse HEAD)
+git -C "$tree" checkout -q -f -B work "$parent"
+[ "$old" = "$parent" ] ||
 	echo "mktree: build/linux at $(git -C "$tree" log -1 --format='%h %s')"
-fi
