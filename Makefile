@@ -35,7 +35,8 @@ KMAKE := $(MAKE) -s -C $(LINUX) O=$(KOUT) ARCH=x86_64 -j$(JOBS) \
 HDR := $(BUILD)/out/headers
 SELFTESTS := $(BUILD)/selftests/futex
 
-.PHONY: all deps tree kernel selftests check bench clean distclean
+.PHONY: all deps tree kernel selftests check bench clean distclean \
+	series checkpatch am-check bisect-check
 
 all: kernel
 
@@ -68,6 +69,7 @@ selftests: tree
 # The guest's status is not trusted alone: the TAP totals decide, and a
 # guest that hung or logged a splat fails the run whatever they say.
 check:
+	@$(MAKE) --no-print-directory checkpatch am-check
 	@$(MAKE) --no-print-directory DEBUG=1 kernel
 	@$(MAKE) --no-print-directory selftests
 	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel-debug --name check \
@@ -85,6 +87,20 @@ bench:
 		-- $(TOP)/scripts/guest-check.sh $(SELFTESTS) || vm=$$?; \
 	touch $(BUILD)/runs/bench/output.txt; \
 	scripts/tap-summary.sh $(BUILD)/runs/bench/output.txt && [ $$vm -eq 0 ]
+
+# The upstream series: exported from build/linux, checkpatch-clean, and
+# applying with git am to the pristine base to the identical tree.
+series: tree
+	@scripts/series.sh export
+
+checkpatch: series
+	@scripts/series.sh checkpatch
+
+am-check: series
+	@scripts/series.sh am-check
+
+bisect-check: tree
+	@scripts/series.sh bisect
 
 clean:
 	rm -rf $(BUILD)/out $(BUILD)/selftests $(BUILD)/runs
