@@ -58,7 +58,7 @@ if [ -z "$accel" ]; then
 	echo "vm-run: accelerator $accel (probed)"
 fi
 vng_accel=()
-[ "$accel" = kvm ] || vng_accel=(--disable-kvm)
+[ "$accel" = kvm ] || vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=multi")
 
 numa_args=()
 if [ "$numa" -gt 1 ]; then
