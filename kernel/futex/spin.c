@@ -543,7 +543,14 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 
 		futex_spin_count(FS_SLEEPS);
 		trace_futex_spin_sleep(&head->key, w.tid);
-		schedule();
+		/*
+		 * The timer may have fired since the check above, while we were
+		 * still running: look again now that our state is set, or its
+		 * wakeup is lost. A signal needs no such care, schedule()
+		 * returns at once for a pending one.
+		 */
+		if (!to || to->task)
+			schedule();
 		__set_current_state(TASK_RUNNING);
 
 		/*
