@@ -105,6 +105,7 @@ enum futex_spin_stat {
 	FS_SPIN_ABORTED_RESCHED,
 	FS_SPIN_ABORTED_FAULT,
 	FS_SPIN_ABORTED_CAP,
+	FS_SPIN_ABORTED_BOUND,
 	FS_RESPINS,
 	FS_NR_STATS
 };
@@ -123,6 +124,7 @@ static const char * const futex_spin_stat_names[FS_NR_STATS] = {
 	[FS_SPIN_ABORTED_RESCHED]	= "spin_aborted_resched",
 	[FS_SPIN_ABORTED_FAULT]		= "spin_aborted_fault",
 	[FS_SPIN_ABORTED_CAP]		= "spin_aborted_cap",
+	[FS_SPIN_ABORTED_BOUND]		= "spin_aborted_bound",
 	[FS_RESPINS]			= "respins",
 };
 
@@ -249,7 +251,6 @@ static void sleeper_add(struct futex_spin_head *head, struct futex_spin_waiter *
 {
 	w->prio = waiter_prio(current);
 	w->seq = head->arrivals++;
-	w->since = ktime_get_ns();
 	w->queued = true;
 	rb_add_cached(&w->node, &head->sleepers, waiter_less);
 }
@@ -361,6 +362,18 @@ static bool spin_stop(struct hrtimer_sleeper *to)
 	return need_resched() || signal_pending(current) || (to && !to->task);
 }
 
+/*
+ * A spinner only wins the word in the gap between the owner's unlock and
+ * its next lock, and an owner that relocks at once keeps that gap tiny;
+ * while waiters spin, WAITERS is clear and unlocks stay in user space. So
+ * past the starvation bound a waiter stops spinning: it sleeps with WAITERS
+ * set, and the next unlock hands it the lock.
+ */
+static bool waited_too_long(struct futex_spin_waiter *w)
+{
+	return ktime_get_ns() - w->since > FUTEX_SPIN_HANDOFF_NS;
+}
+
 /* Returns true when the word was taken. */
 static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter *w,
 			  u32 __user *uaddr, struct hrtimer_sleeper *to)
@@ -368,8 +381,13 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 	enum futex_spin_stat why = FS_SPIN_ABORTED_RESCHED;
 	struct task_struct *owner = NULL;
 	u32 uval, curval, owner_tid = 0;
+	unsigned int loops = 0;
 	bool taken = false;
 
+	if (waited_too_long(w)) {
+		why = FS_SPIN_ABORTED_BOUND;
+		goto out_uncounted;
+	}
 	if (!spin_allowed(head)) {
 		why = FS_SPIN_ABORTED_CAP;
 		goto out;
@@ -410,6 +428,11 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 			why = FS_SPIN_ABORTED_OWNER;
 			break;
 		}
+		/* Reading the clock costs more than a poll of the word. */
+		if (!(++loops % 64) && waited_too_long(w)) {
+			why = FS_SPIN_ABORTED_BOUND;
+			break;
+		}
 		cpu_relax();
 	}
 	rcu_read_unlock();
@@ -418,6 +441,7 @@ out_preempt:
 	preempt_enable();
 out:
 	atomic_dec(&head->spinners);
+out_uncounted:
 	if (taken) {
 		futex_spin_count(FS_SPIN_ACQUIRED);
 		trace_futex_spin_spin_acquired(&head->key, w->tid);
@@ -486,6 +510,7 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 		return PTR_ERR(head);
 
 	w.tid = task_pid_vnr(current);
+	w.since = ktime_get_ns();
 	to = futex_setup_timer(time, &timeout, flags, current->timer_slack_ns);
 	if (to)
 		hrtimer_sleeper_start_expires(to, HRTIMER_MODE_ABS);

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FUTEX_SPIN_LOCK wake order and starvation: sleepers are served by
+ * real-time priority, then in arrival order (normal tasks all equal,
+ * whatever their nice level); an unlock hands the lock to a sleeper that
+ * has waited more than 5 ms, so a thread re-locking in a tight loop cannot
+ * starve another waiter, whether that one sleeps or spins.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include "kselftest_harness.h"
+#include "futex_spin_test.h"
+
+#define NR_ORDERED	6
+
+/* A sleeper that notes when its turn came */
+struct orderly {
+	__u32 *word;
+	int policy;
+	int prio;
+	int nice;
+	int id;
+	int *next;
+	int *order;
+	pthread_t thread;
+	int started;
+	pid_t tid;
+	int ret;
+	long unlock_ret;
+};
+
+static void *orderly_fn(void *arg)
+{
+	struct orderly *o = arg;
+	struct timespec to = fs_deadline(CLOCK_MONOTONIC, FS_MUST_MS);
+
+	o->tid = fs_gettid();
+	if (o->nice && setpriority(PRIO_PROCESS, o->tid, o->nice))
+		o->ret = -errno;
+	__atomic_store_n(&o->started, 1, __ATOMIC_SEQ_CST);
+	if (o->ret)
+		return NULL;
+	o->ret = fs_lock(o->word, FUTEX_SPIN_LOCK_PRIVATE, &to);
+	if (o->ret)
+		return NULL;
+	o->order[__atomic_fetch_add(o->next, 1, __ATOMIC_SEQ_CST)] = o->id;
+	o->unlock_ret = fs_unlock(o->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+static int orderly_start(struct orderly *o)
+{
+	struct sched_param sp = { .sched_priority = o->prio };
+	pthread_attr_t attr;
+	int err;
+
+	pthread_attr_init(&attr);
+	if (o->policy != SCHED_OTHER) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, o->policy);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
+	err = pthread_create(&o->thread, &attr, orderly_fn, o);
+	pthread_attr_destroy(&attr);
+	if (err)
+		return err;
+	while (!__atomic_load_n(&o->started, __ATOMIC_SEQ_CST))
+		usleep(100);
+	return 0;
+}
+
+/* Sleepers queued behind one lock, and the order they got it in */
+struct queue {
+	__u32 word;
+	int next;
+	int order[NR_ORDERED];
+	struct orderly o[NR_ORDERED];
+};
+
+FIXTURE(spin_sched) {
+	struct queue q;
+	__u32 word;
+	pid_t tid;
+};
+
+FIXTURE_SETUP(spin_sched)
+{
+	fs_setup(_metadata);
+	self->tid = fs_gettid();
+}
+
+FIXTURE_TEARDOWN(spin_sched)
+{
+	fs_teardown(_metadata);
+}
+
+/*
+ * Queue the sleepers behind a lock the test holds, one at a time in array
+ * order, then let go and compare the order they got it in with @expect.
+ */
+static void run_order(struct __test_metadata *_metadata, struct queue *q,
+		      const int *expect, int nr)
+{
+	int i, err;
+
+	ASSERT_EQ(0, fs_lock(&q->word, FUTEX_SPIN_LOCK_PRIVATE, NULL));
+	for (i = 0; i < nr; i++) {
+		q->o[i].word = &q->word;
+		q->o[i].id = i;
+		q->o[i].next = &q->next;
+		q->o[i].order = q->order;
+		q->order[i] = -1;
+		err = orderly_start(&q->o[i]);
+		if (err == EPERM) {
+			/* Let those already queued go before skipping */
+			fs_unlock(&q->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+			while (i--)
+				fs_join(q->o[i].thread, NULL);
+			SKIP(return, "no permission for SCHED_FIFO");
+		}
+		ASSERT_EQ(0, err);
+		ASSERT_EQ(0, q->o[i].ret) TH_LOG("setup of waiter %d: %s", i,
+						 strerror(-q->o[i].ret));
+		ASSERT_TRUE(fs_wait_blocked(getpid(), q->o[i].tid));
+	}
+	EXPECT_EQ(1, fs_unlock(&q->word, FUTEX_SPIN_UNLOCK_PRIVATE));
+	for (i = 0; i < nr; i++) {
+		ASSERT_EQ(0, fs_join(q->o[i].thread, NULL))
+			TH_LOG("waiter %d never got the lock", i);
+		EXPECT_EQ(0, q->o[i].ret);
+		EXPECT_LE(0, q->o[i].unlock_ret);
+	}
+	for (i = 0; i < nr; i++)
+		EXPECT_EQ(expect[i], q->order[i])
+			TH_LOG("turn %d went to waiter %d, not %d", i,
+			       q->order[i], expect[i]);
+	EXPECT_EQ(0, q->word);
+}
+
+TEST_F(spin_sched, fifo_among_equals)
+{
+	static const int expect[] = { 0, 1, 2, 3 };
+
+	/* Nice levels do not order normal tasks: arrival alone does */
+	self->q.o[0].nice = 10;
+	self->q.o[2].nice = 5;
+	run_order(_metadata, &self->q, expect, 4);
+}
+
+TEST_F(spin_sched, rt_priority_order)
+{
+	static const int expect[] = { 5, 2, 1, 3, 0, 4 };
+	static const int prio[] = { 0, 10, 20, 10, 0, 30 };
+	int i;
+
+	for (i = 0; i < NR_ORDERED; i++) {
+		self->q.o[i].policy = prio[i] ? SCHED_FIFO : SCHED_OTHER;
+		self->q.o[i].prio = prio[i];
+	}
+	run_order(_metadata, &self->q, expect, NR_ORDERED);
+}
+
+/*
+ * The handoff itself: a sleeper queued for well over 5 ms gets the word
+ * straight from the unlock, so that the unlocker cannot take it back.
+ */
+TEST_F(spin_sched, handoff_after_5ms)
+{
+	struct waiter w = {
+		.word = &self->word, .op = FUTEX_SPIN_LOCK_PRIVATE,
+		.timeout_ms = FS_MUST_MS, .unlock = true, .hold_ms = 10,
+	};
+	long long handoffs = fs_stat(_metadata, "handoffs");
+
+	ASSERT_EQ(0, fs_lock(&self->word, FUTEX_SPIN_LOCK_PRIVATE, NULL));
+	ASSERT_TRUE(waiter_queue(&w));
+	usleep(20000);
+	EXPECT_EQ(1, fs_unlock(&self->word, FUTEX_SPIN_UNLOCK_PRIVATE));
+	EXPECT_EQ(w.tid, fs_load(&self->word))
+		TH_LOG("word %#x after the unlock", fs_load(&self->word));
+	/* The unlocker's fast path cannot get it back now */
+	EXPECT_FALSE(__atomic_compare_exchange_n(&self->word, &(__u32){0},
+						 self->tid, false,
+						 __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST));
+	ASSERT_EQ(0, fs_join(w.thread, NULL));
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(w.tid, w.seen);
+	EXPECT_EQ(0, w.unlock_ret);
+	EXPECT_EQ(0, fs_load(&self->word));
+	if (handoffs >= 0)
+		EXPECT_LT(handoffs, fs_stat(_metadata, "handoffs"));
+}
+
+/* A thread that re-locks in a tight loop, holding the lock a while */
+struct hog {
+	struct futex_spin_mutex m;
+	int cpu;		/* pinned there, or -1 */
+	long long hold_us;
+	int stop;
+	unsigned long turns;
+	int ret;
+};
+
+static int pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
+}
+
+static void *hog_fn(void *arg)
+{
+	struct hog *h = arg;
+	struct futex_spin_thread me;
+	long long start;
+
+	futex_spin_thread_init(&me, false);
+	h->ret = pin(h->cpu);
+	while (!h->ret && !__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST)) {
+		h->ret = futex_spin_lock(&h->m, &me);
+		if (h->ret)
+			break;
+		start = fs_now_ns(CLOCK_MONOTONIC);
+		while (fs_now_ns(CLOCK_MONOTONIC) - start < h->hold_us * 1000)
+			;
+		h->ret = futex_spin_unlock(&h->m, &me);
+		__atomic_fetch_add(&h->turns, 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+FIXTURE(spin_starve) {
+	struct hog hog;
+	int cpu;	/* of the waiter */
+	pthread_t thread;
+	bool running;
+};
+
+FIXTURE_VARIANT(spin_starve) {
+	/*
+	 * On the hog's CPU the waiter cannot spin, the hog being off CPU
+	 * whenever the waiter runs: it sleeps. On another CPU it spins
+	 * while the hog runs, and is woken to spin again.
+	 */
+	bool same_cpu;
+};
+
+FIXTURE_VARIANT_ADD(spin_starve, same_cpu) {
+	.same_cpu = true,
+};
+
+FIXTURE_VARIANT_ADD(spin_starve, other_cpu) {
+	.same_cpu = false,
+};
+
+FIXTURE_SETUP(spin_starve)
+{
+	int cpus[2] = { -1, -1 };
+	cpu_set_t set;
+	int cpu, nr;
+
+	fs_setup(_metadata);
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
+	for (cpu = 0, nr = 0; nr < 2 && cpu < CPU_SETSIZE; cpu++)
+		if (CPU_ISSET(cpu, &set))
+			cpus[nr++] = cpu;
+	if (!variant->same_cpu && nr < 2)
+		SKIP(return, "one CPU only");
+	self->cpu = variant->same_cpu ? cpus[0] : cpus[1];
+	futex_spin_mutex_init(&self->hog.m, 0);
+	self->hog.cpu = cpus[0];
+	self->hog.hold_us = 10000;
+	self->hog.stop = 0;
+	ASSERT_EQ(0, pthread_create(&self->thread, NULL, hog_fn, &self->hog));
+	self->running = true;
+}
+
+FIXTURE_TEARDOWN(spin_starve)
+{
+	if (self->running) {
+		__atomic_store_n(&self->hog.stop, 1, __ATOMIC_SEQ_CST);
+		EXPECT_EQ(0, fs_join(self->thread, NULL));
+	}
+	fs_teardown(_metadata);
+}
+
+/*
+ * Each hold of the hog lasts 10 ms, twice the handoff bound: a waiter that
+ * has slept through one of them is handed the lock at its end. Counting
+ * the hog's turns rather than milliseconds keeps the verdict free of the
+ * guest's timing noise; twenty turns leave room for a wakeup that comes
+ * just before the bound, and for a virtual CPU the host keeps from running.
+ */
+#define MAX_TURNS_LOST	20
+
+TEST_F(spin_starve, waiter_gets_the_lock)
+{
+	long long handoffs = fs_stat(_metadata, "handoffs");
+	unsigned long turns, lost, worst_lost = 0;
+	struct futex_spin_thread me;
+	long long start, ms, worst = 0;
+	struct timespec to;
+	int i, ret;
+
+	ASSERT_EQ(0, futex_spin_thread_init(&me, false));
+	ASSERT_EQ(0, pin(self->cpu));
+	while (!__atomic_load_n(&self->hog.turns, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	for (i = 0; i < 40; i++) {
+		turns = __atomic_load_n(&self->hog.turns, __ATOMIC_SEQ_CST);
+		start = fs_now_ns(CLOCK_MONOTONIC);
+		to = fs_deadline(CLOCK_MONOTONIC, FS_MUST_MS);
+		ret = futex_spin_timedlock(&self->hog.m, &me, CLOCK_MONOTONIC,
+					   &to);
+		ms = fs_ms_since(start);
+		lost = __atomic_load_n(&self->hog.turns, __ATOMIC_SEQ_CST) -
+		       turns;
+		ASSERT_EQ(0, ret) TH_LOG("round %d: %s after %lld ms", i,
+					 strerror(-ret), ms);
+		ASSERT_EQ(0, futex_spin_unlock(&self->hog.m, &me));
+		ASSERT_GE(MAX_TURNS_LOST, lost)
+			TH_LOG("round %d: waited %lld ms while the hog took the lock %lu times",
+			       i, ms, lost);
+		if (ms > worst)
+			worst = ms;
+		if (lost > worst_lost)
+			worst_lost = lost;
+		usleep(2000);
+	}
+	__atomic_store_n(&self->hog.stop, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, fs_join(self->thread, NULL));
+	self->running = false;
+	EXPECT_EQ(0, self->hog.ret);
+	TH_LOG("worst wait %lld ms, %lu turns of the hog; %lu turns in all",
+	       worst, worst_lost, self->hog.turns);
+	/* A waiter that cannot spin sleeps: its turn comes by handoff */
+	if (handoffs >= 0 && variant->same_cpu)
+		EXPECT_LT(handoffs, fs_stat(_metadata, "handoffs"));
+}
+
+TEST_HARNESS_MAIN

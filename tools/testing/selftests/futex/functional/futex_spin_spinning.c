@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Optimistic spinning of FUTEX_SPIN_LOCK: contended acquisitions are taken
+ * by spinning rather than sleeping while the owner runs, the unlocker
+ * rarely enters the kernel, mutual exclusion survives faults on the word
+ * while tasks spin on it, and a SCHED_FIFO task spinning on a preempted
+ * owner does not livelock.
+ *
+ * The figures come from the debugfs counters of the feature, which count
+ * the whole system: nothing else may use FUTEX_SPIN_LOCK meanwhile.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "futex_spin_test.h"
+
+#define RUN_MS		1000
+#define CS_PAUSES	20
+#define OUTSIDE_PAUSES	100
+
+enum { L_CALLS, U_CALLS, SPUN, SLEPT, FAULTS, OFF_CPU, NR_COUNTERS };
+
+static const char * const counter_names[NR_COUNTERS] = {
+	"lock_calls", "unlock_calls", "spin_acquired", "sleeps",
+	"spin_aborted_fault", "spin_aborted_owner",
+};
+
+struct hammer {
+	struct futex_spin_mutex *m;
+	unsigned long *counter;
+	atomic_bool *stop;
+	long iterations;	/* 0: until *stop */
+	int cpu;		/* -1: any */
+	int fifo_prio;		/* 0: SCHED_OTHER */
+	int nap_us;		/* sleep between iterations */
+	long ops;
+	int err;
+};
+
+static inline void pause_n(int n)
+{
+	while (n--)
+		__builtin_ia32_pause();
+}
+
+static void *hammer_fn(void *arg)
+{
+	struct hammer *h = arg;
+	struct futex_spin_thread self;
+	unsigned long c;
+
+	if (h->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(h->cpu, &set);
+		h->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		if (h->err)
+			return NULL;
+	}
+	if (h->fifo_prio) {
+		struct sched_param sp = { .sched_priority = h->fifo_prio };
+
+		h->err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+		if (h->err)
+			return NULL;
+	}
+	futex_spin_thread_init(&self, false);
+
+	while (h->iterations ? h->ops < h->iterations : !atomic_load(h->stop)) {
+		h->err = -futex_spin_lock(h->m, &self);
+		if (h->err)
+			return NULL;
+		/* Not atomic on purpose: the lock is what protects it. */
+		c = *h->counter;
+		pause_n(CS_PAUSES);
+		*h->counter = c + 1;
+		h->err = -futex_spin_unlock(h->m, &self);
+		if (h->err)
+			return NULL;
+		h->ops++;
+		pause_n(OUTSIDE_PAUSES);
+		if (h->nap_us)
+			usleep(h->nap_us);
+	}
+	return NULL;
+}
+
+static void read_counters(long long *v)
+{
+	int i;
+
+	for (i = 0; i < NR_COUNTERS; i++)
+		v[i] = futex_spin_stat(counter_names[i]);
+}
+
+struct run {
+	/* Lock and counter share one MAP_SHARED page: see fault_while_spinning */
+	struct futex_spin_mutex *m;
+	unsigned long *counter;
+	atomic_bool stop;
+	long long before[NR_COUNTERS], delta[NR_COUNTERS];
+};
+
+FIXTURE(spinning) {
+	struct run r;
+};
+
+FIXTURE_SETUP(spinning)
+{
+	void *page;
+
+	ASSERT_EQ(-EPERM, futex_spin_probe());
+	ASSERT_LE(0, futex_spin_stat("lock_calls")) TH_LOG("debugfs not mounted");
+	page = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
+		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	self->r.m = page;
+	self->r.counter = (unsigned long *)((char *)page + 64);
+	futex_spin_mutex_init(self->r.m, 0);
+	atomic_init(&self->r.stop, false);
+}
+
+FIXTURE_TEARDOWN(spinning)
+{
+	munmap(self->r.m, getpagesize());
+	EXPECT_EQ(0, futex_spin_live_heads());
+}
+
+/* Run @n hammers (already filled in), for RUN_MS unless they count. */
+static long run_hammers(struct __test_metadata *_metadata, struct run *r,
+			struct hammer *h, int n)
+{
+	pthread_t t[8];
+	long ops = 0;
+	int i;
+
+	read_counters(r->before);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, pthread_create(&t[i], NULL, hammer_fn, &h[i]));
+	if (!h[0].iterations) {
+		usleep(RUN_MS * 1000);
+		atomic_store(&r->stop, true);
+	}
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(0, fs_join(t[i], NULL)) TH_LOG("hammer %d hangs", i);
+		EXPECT_EQ(0, h[i].err) TH_LOG("hammer %d: %s", i, strerror(h[i].err));
+		ops += h[i].ops;
+	}
+	read_counters(r->delta);
+	for (i = 0; i < NR_COUNTERS; i++)
+		r->delta[i] -= r->before[i];
+	EXPECT_EQ(ops, *r->counter);
+	return ops;
+}
+
+static void init_hammers(struct run *r, struct hammer *h, int n)
+{
+	int i;
+
+	memset(h, 0, n * sizeof(*h));
+	for (i = 0; i < n; i++) {
+		h[i].m = r->m;
+		h[i].counter = r->counter;
+		h[i].stop = &r->stop;
+		h[i].cpu = -1;
+	}
+}
+
+/*
+ * As many threads as CPUs, short critical sections: whoever finds the lock
+ * taken finds its owner running, so it should spin and get the lock without
+ * sleeping, and the owner should unlock without a system call.
+ */
+TEST_F(spinning, contended_acquisitions_spin)
+{
+	struct hammer h[2];
+	long long *d;
+	long ops;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "spinning needs a second CPU");
+
+	init_hammers(&self->r, h, 2);
+	ops = run_hammers(_metadata, &self->r, h, 2);
+	d = self->r.delta;
+
+	TH_LOG("%ld ops: lock syscalls %lld, by spinning %lld, sleeps %lld, unlock syscalls %lld",
+	       ops, d[L_CALLS], d[SPUN], d[SLEPT], d[U_CALLS]);
+	ASSERT_LT(0, d[L_CALLS]) TH_LOG("no contention: nothing measured");
+	/* The majority of contended acquisitions are taken by spinning. */
+	EXPECT_LT(d[L_CALLS], 2 * d[SPUN]);
+	/* Unlock enters the kernel for less than one operation in ten. */
+	EXPECT_LT(10 * d[U_CALLS], ops);
+}
+
+/*
+ * The page of the word loses its page table entry over and over while
+ * tasks spin on it and sleep on it: every access may fault, and the lock
+ * must stay exclusive. MAP_SHARED memory keeps its content across
+ * MADV_DONTNEED, so only the mapping goes away, not the lock.
+ */
+TEST_F(spinning, fault_while_spinning)
+{
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+	struct hammer h[3];
+	pthread_t t[3];
+	long zaps = 0, ops = 0;
+	int i;
+
+	init_hammers(&self->r, h, 3);
+	read_counters(self->r.before);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, hammer_fn, &h[i]));
+	while (fs_ms_since(start) < RUN_MS) {
+		ASSERT_EQ(0, madvise(self->r.m, getpagesize(), MADV_DONTNEED));
+		zaps++;
+		usleep(100);
+	}
+	atomic_store(&self->r.stop, true);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, fs_join(t[i], NULL));
+		EXPECT_EQ(0, h[i].err) TH_LOG("hammer %d: %s", i, strerror(h[i].err));
+		ops += h[i].ops;
+	}
+	read_counters(self->r.delta);
+	TH_LOG("%ld ops, %ld zaps, lock syscalls %lld, spins aborted by a fault %lld",
+	       ops, zaps, self->r.delta[L_CALLS] - self->r.before[L_CALLS],
+	       self->r.delta[FAULTS] - self->r.before[FAULTS]);
+	EXPECT_EQ(ops, *self->r.counter);
+}
+
+/*
+ * A SCHED_FIFO task shares a CPU with a SCHED_OTHER task. The FIFO task
+ * naps between iterations, so the other one runs and takes the lock, and
+ * is preempted holding it when the FIFO task wakes up: its owner is then
+ * not running, so the FIFO task must stop spinning and sleep, or neither
+ * would ever make progress again (real-time throttling is off in this
+ * test to make such a livelock permanent).
+ */
+TEST_F(spinning, fifo_spinner_does_not_livelock)
+{
+	FILE *f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "r+");
+	long runtime = 0;
+	struct hammer h[3];
+	long long *d;
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs a second CPU");
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(1, fscanf(f, "%ld", &runtime));
+	ASSERT_LE(0, fprintf(f, "-1\n"));
+	ASSERT_EQ(0, fflush(f));
+
+	init_hammers(&self->r, h, 3);
+	for (i = 0; i < 3; i++)
+		h[i].iterations = 2000;
+	h[0].cpu = 0;
+	h[0].fifo_prio = 10;
+	h[0].nap_us = 50;
+	h[1].cpu = 0;
+	h[2].cpu = 1;
+	run_hammers(_metadata, &self->r, h, 3);
+
+	rewind(f);
+	fprintf(f, "%ld\n", runtime);
+	fclose(f);
+	d = self->r.delta;
+	TH_LOG("lock syscalls %lld, by spinning %lld, sleeps %lld",
+	       d[L_CALLS], d[SPUN], d[SLEPT]);
+	TH_LOG("spins stopped on an owner off CPU: %lld", d[OFF_CPU]);
+}
+
+/*
+ * Regression: a deadline expiring between the waiter's last check and its
+ * going to sleep was lost, and the waiter slept until a signal came.
+ * Waiters with deadlines of up to 300 us on a word whose owner never
+ * unlocks must all come back with ETIMEDOUT, promptly.
+ */
+struct short_waiter {
+	__u32 *word;
+	int calls;
+	int late;
+	int err;
+};
+
+static void *short_waiter_fn(void *arg)
+{
+	struct short_waiter *sw = arg;
+	unsigned int seed = fs_gettid();
+	struct timespec ts;
+	long long late_ns;
+	int i, ret;
+
+	for (i = 0; i < sw->calls; i++) {
+		ts = fs_deadline(CLOCK_MONOTONIC, 0);
+		ts.tv_nsec += rand_r(&seed) % 300000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		ret = fs_lock(sw->word, FUTEX_SPIN_LOCK_PRIVATE, &ts);
+		if (ret != -ETIMEDOUT) {
+			sw->err = ret;
+			return NULL;
+		}
+		late_ns = fs_now_ns(CLOCK_MONOTONIC) - fs_ts_ns(&ts);
+		if (late_ns > FS_MUST_MS * 1000000LL)
+			sw->late++;
+	}
+	return NULL;
+}
+
+TEST_F(spinning, short_deadlines_all_expire)
+{
+	struct short_waiter sw[4];
+	pthread_t t[4];
+	int i;
+
+	/* Owned by a TID that exists nowhere, with sleepers announced. */
+	fs_store(&self->r.m->word, FS_NO_SUCH_TID | FUTEX_WAITERS);
+	for (i = 0; i < 4; i++) {
+		sw[i] = (struct short_waiter){ &self->r.m->word, 500, 0, 0 };
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, short_waiter_fn, &sw[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		/* A lost wakeup leaves the thread asleep: the join times out. */
+		EXPECT_EQ(0, fs_join(t[i], NULL)) TH_LOG("waiter %d hangs", i);
+		EXPECT_EQ(0, sw[i].err) TH_LOG("waiter %d: %s", i, strerror(-sw[i].err));
+		EXPECT_EQ(0, sw[i].late);
+	}
+}
+
+TEST_HARNESS_MAIN

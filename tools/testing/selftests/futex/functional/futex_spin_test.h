@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK selftests.
+ * Include after kselftest_harness.h.
+ */
+#ifndef _FUTEX_SPIN_TEST_H
+#define _FUTEX_SPIN_TEST_H
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/statfs.h>
+
+#include "futex_spin.h"
+
+#ifndef DEBUGFS_MAGIC
+#define DEBUGFS_MAGIC		0x64626720
+#endif
+
+/* A TID no task can have: above PID_MAX_LIMIT (4M), inside FUTEX_TID_MASK */
+#define FS_NO_SUCH_TID		0x3ffffff0
+
+/*
+ * Bounds for what must happen: far above what a slow, instrumented guest
+ * needs, far below the harness timeout, so a hang is reported as a failure
+ * of the step that hung.
+ */
+#define FS_MUST_MS		3000
+
+static inline long long fs_ts_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
+}
+
+static inline long long fs_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return fs_ts_ns(&ts);
+}
+
+static inline long long fs_ms_since(long long start_ns)
+{
+	return (fs_now_ns(CLOCK_MONOTONIC) - start_ns) / 1000000;
+}
+
+/* An absolute deadline @ms milliseconds from now on @clock */
+static inline struct timespec fs_deadline(clockid_t clock, long long ms)
+{
+	long long ns = fs_now_ns(clock) + ms * 1000000;
+	struct timespec ts = {
+		.tv_sec = ns / 1000000000,
+		.tv_nsec = ns % 1000000000,
+	};
+
+	return ts;
+}
+
+static inline pid_t fs_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+static inline __u32 fs_load(__u32 *word)
+{
+	return __atomic_load_n(word, __ATOMIC_SEQ_CST);
+}
+
+static inline void fs_store(__u32 *word, __u32 val)
+{
+	__atomic_store_n(word, val, __ATOMIC_SEQ_CST);
+}
+
+/* Raw calls: 0 or -errno */
+static inline int fs_lock(__u32 *word, int op, const struct timespec *to)
+{
+	return futex_spin_syscall(word, op, 0, to, NULL, 0) ? -errno : 0;
+}
+
+/* Number of tasks woken, or -errno */
+static inline long fs_unlock(__u32 *word, int op)
+{
+	long ret = futex_spin_syscall(word, op, 0, NULL, NULL, 0);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/*
+ * Is task @tid of process @pid asleep in futex(2) or futex_waitv(2)? The
+ * tests use it to know that a waiter has queued before they go on; state
+ * and system call come from procfs, so nothing in the test races with it.
+ */
+static inline bool fs_task_blocked(pid_t pid, pid_t tid)
+{
+	char path[96], buf[512], *p;
+	bool blocked = false;
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		p = strrchr(buf, ')');
+		blocked = p && (p[2] == 'S' || p[2] == 'D');
+	}
+	fclose(f);
+	if (!blocked)
+		return false;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_futex || nr == __NR_futex_waitv;
+}
+
+/* Wait up to FS_MUST_MS for fs_task_blocked(); true once it is */
+static inline bool fs_wait_blocked(pid_t pid, pid_t tid)
+{
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+
+	do {
+		/* Twice in a row: a single sample may catch a passing sleep. */
+		if (fs_task_blocked(pid, tid)) {
+			usleep(2000);
+			if (fs_task_blocked(pid, tid))
+				return true;
+		}
+		usleep(1000);
+	} while (fs_ms_since(start) < FS_MUST_MS);
+	return false;
+}
+
+/* Join @t within FS_MUST_MS: 0, or ETIMEDOUT if it is still running */
+static inline int fs_join(pthread_t t, void **ret)
+{
+	struct timespec to = fs_deadline(CLOCK_REALTIME, FS_MUST_MS);
+
+	return pthread_timedjoin_np(t, ret, &to);
+}
+
+/* Reap @pid within FS_MUST_MS; its wait status or -1 */
+static inline int fs_reap(pid_t pid)
+{
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+	int status;
+	pid_t ret;
+
+	do {
+		ret = waitpid(pid, &status, WNOHANG);
+		if (ret == pid)
+			return status;
+		if (ret < 0)
+			return -1;
+		usleep(1000);
+	} while (fs_ms_since(start) < FS_MUST_MS);
+	return -1;
+}
+
+/* A thread taking the lock with a raw FUTEX_SPIN_LOCK, and what it saw */
+struct waiter {
+	__u32 *word;
+	int op;
+	long long timeout_ms;	/* relative to the start, may be negative */
+	bool forever;		/* no timeout at all */
+	/* set once the lock holder has let go: taking it before is a bug */
+	int *released;
+	long long hold_ms;	/* once taken, hold it that long */
+	bool unlock;		/* then let go */
+	pthread_t thread;
+	int started;
+	int done;
+	pid_t tid;
+	int ret;
+	__u32 seen;
+	bool early;
+	bool past_deadline;
+	long long ms;
+	long unlock_ret;
+};
+
+static inline int fs_unlock_op(int lock_op)
+{
+	return FUTEX_SPIN_UNLOCK | (lock_op & FUTEX_PRIVATE_FLAG);
+}
+
+static inline void *waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+	clockid_t clock = w->op & FUTEX_CLOCK_REALTIME ?
+			  CLOCK_REALTIME : CLOCK_MONOTONIC;
+	struct timespec to = fs_deadline(clock, w->timeout_ms);
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+
+	w->tid = fs_gettid();
+	__atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
+	w->ret = fs_lock(w->word, w->op, w->forever ? NULL : &to);
+	w->seen = fs_load(w->word);
+	w->early = w->released && !__atomic_load_n(w->released, __ATOMIC_SEQ_CST);
+	w->past_deadline = fs_now_ns(clock) >= fs_ts_ns(&to);
+	w->ms = fs_ms_since(start);
+	__atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+	if (w->ret)
+		return NULL;
+	if (w->hold_ms)
+		usleep(w->hold_ms * 1000);
+	if (w->unlock)
+		w->unlock_ret = fs_unlock(w->word, fs_unlock_op(w->op));
+	return NULL;
+}
+
+static inline int waiter_start(struct waiter *w)
+{
+	int err = pthread_create(&w->thread, NULL, waiter_fn, w);
+
+	if (err)
+		return err;
+	while (!__atomic_load_n(&w->started, __ATOMIC_SEQ_CST))
+		usleep(100);
+	return 0;
+}
+
+/* Start @w and wait until it sleeps in the kernel; false if it does not */
+static inline bool waiter_queue(struct waiter *w)
+{
+	return !waiter_start(w) && fs_wait_blocked(getpid(), w->tid);
+}
+
+static inline bool wait_done(struct waiter *w)
+{
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+
+	while (!__atomic_load_n(&w->done, __ATOMIC_SEQ_CST)) {
+		if (fs_ms_since(start) > FS_MUST_MS)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+static inline bool fs_debugfs_mounted(void)
+{
+	struct statfs sfs;
+
+	return !statfs("/sys/kernel/debug", &sfs) &&
+	       sfs.f_type == DEBUGFS_MAGIC;
+}
+
+/* A stats counter, or -1 when debugfs is not there to ask */
+static inline long long fs_stat(struct __test_metadata *_metadata,
+				const char *name)
+{
+	long long val;
+
+	if (!fs_debugfs_mounted())
+		return -1;
+	val = futex_spin_stat(name);
+	EXPECT_LE(0, val) TH_LOG("no counter \"%s\" in %s/stats", name,
+				 FUTEX_SPIN_DEBUGFS);
+	return val;
+}
+
+/*
+ * Every test starts by probing: a kernel without the opcodes fails it
+ * rather than skipping it, a missing feature being what the tests are for.
+ */
+static inline void fs_setup(struct __test_metadata *_metadata)
+{
+	int err = futex_spin_probe();
+
+	ASSERT_EQ(-EPERM, err) TH_LOG("FUTEX_SPIN_UNLOCK of a 0 word: %s, want EPERM",
+				      err ? strerror(-err) : "success");
+}
+
+/*
+ * And ends with no queue head left in the kernel: by then no task of the
+ * test is inside FUTEX_SPIN_LOCK.
+ */
+static inline void fs_teardown(struct __test_metadata *_metadata)
+{
+	long long heads;
+
+	if (!fs_debugfs_mounted()) {
+		TH_LOG("debugfs not mounted: live_heads not checked");
+		return;
+	}
+	heads = futex_spin_live_heads();
+	EXPECT_EQ(0, heads) TH_LOG("%s/live_heads: %lld (%s)", FUTEX_SPIN_DEBUGFS,
+				   heads, heads < 0 ? strerror(errno) : "leak");
+}
+
+#endif /* _FUTEX_SPIN_TEST_H */
