@@ -3,7 +3,7 @@
 # Build, boot and test Linux 6.12 with the spinning futex patches.
 #
 #   make check     debug kernel + futex kselftests in a virtme-ng guest
-#   make bench     release kernel + the futex selftest summary (for now)
+#   make bench     release kernel + perf bench futex mutex sweep
 #
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,
 # NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds).
@@ -35,7 +35,9 @@ KMAKE := $(MAKE) -s -C $(LINUX) O=$(KOUT) ARCH=x86_64 -j$(JOBS) \
 HDR := $(BUILD)/out/headers
 SELFTESTS := $(BUILD)/selftests/futex
 
-.PHONY: all deps tree kernel selftests check bench clean distclean \
+include scripts/bench.mk
+
+.PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check
 
 all: kernel
@@ -71,22 +73,13 @@ selftests: tree
 check:
 	@$(MAKE) --no-print-directory checkpatch am-check
 	@$(MAKE) --no-print-directory DEBUG=1 kernel
-	@$(MAKE) --no-print-directory selftests
+	@$(MAKE) --no-print-directory selftests perf
 	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel-debug --name check \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(TIMEOUT) \
-		-- $(TOP)/scripts/guest-check.sh $(SELFTESTS) || vm=$$?; \
+		-- $(TOP)/scripts/guest-check.sh $(SELFTESTS) $(BUILD)/perf/perf \
+		|| vm=$$?; \
 	touch $(BUILD)/runs/check/output.txt; \
 	scripts/tap-summary.sh $(BUILD)/runs/check/output.txt && [ $$vm -eq 0 ]
-
-# Until the mutex benchmark lands: the selftest summary on the release kernel.
-bench:
-	@$(MAKE) --no-print-directory kernel
-	@$(MAKE) --no-print-directory selftests
-	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel --name bench \
-		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(TIMEOUT) \
-		-- $(TOP)/scripts/guest-check.sh $(SELFTESTS) || vm=$$?; \
-	touch $(BUILD)/runs/bench/output.txt; \
-	scripts/tap-summary.sh $(BUILD)/runs/bench/output.txt && [ $$vm -eq 0 ]
 
 # The upstream series: exported from build/linux, checkpatch-clean, and
 # applying with git am to the pristine base to the identical tree.

@@ -33,3 +33,10 @@ if ! "$venv/bin/vng" --version 2>/dev/null | grep -q "$vng_version" ||
 	python3 -m venv "$venv"
 	"$venv/bin/pip" install -q "virtme-ng==$vng_version" ply==3.11 GitPython==3.1.43
 fi
+
+# The benchmark report's plot.
+mpl_version=3.10.8
+if ! "$venv/bin/python3" -c "import matplotlib, sys; sys.exit(matplotlib.__version__ != '$mpl_version')" 2>/dev/null; then
+	echo "deps: installing matplotlib $mpl_version"
+	"$venv/bin/pip" install -q "matplotlib==$mpl_version"
+fi

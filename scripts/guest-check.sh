@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs inside the guest: the futex kselftests, then a kmemleak scan whose
-# report the host reads from $RUN_DIR/kmemleak.txt.
+# Runs inside the guest: the futex kselftests, a short smoke run of each
+# lock type of perf bench futex mutex (when given a perf binary), then a
+# kmemleak scan whose report the host reads from $RUN_DIR/kmemleak.txt.
 ksft=$1
+perf=${2:-}
 
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 echo "# guest: $(uname -r), $(nproc) CPUs"
@@ -12,7 +14,9 @@ echo "# guest: $(uname -r), $(nproc) CPUs"
 # the guest's writable /tmp rather than the read-only host root.
 work=$(mktemp -d)
 cp -a "$ksft/." "$work/"
-cd "$work" && USE_COLOR=0 ./run.sh
+(cd "$work" && USE_COLOR=0 ./run.sh)
+
+[ -z "$perf" ] || "$(dirname "$0")/bench-smoke.sh" "$perf"
 
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	# Two scans: an object is reported only once it has been unreferenced
