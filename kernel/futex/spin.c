@@ -58,11 +58,15 @@
 #include <trace/events/futex_spin.h>
 
 /*
- * A sleeper that has waited longer than this gets the lock handed to it by
- * the next unlock instead of competing with spinners and fast-path lockers:
- * long enough not to turn every contended unlock into a handoff (a handoff
- * costs a wakeup while the lock is held by a task that is not running),
- * short enough to bound the wait like the 2016 throughput-optimized futex.
+ * The starvation bound. A waiter that has waited longer than this gets the
+ * lock handed to it by the next unlock instead of competing with spinners
+ * and fast-path lockers, if it is spinning at that moment: the handoff then
+ * costs nothing, the new owner runs. A waiter asleep is only woken, to spin
+ * with WAITERS set so that the following unlock hands it the lock; after
+ * twice the bound it gets the lock even asleep. Handing a lock to a task
+ * that is not running leaves it idle for a wakeup, and under contention
+ * every unlock would do so: the lock convoys. 5 ms, as the 2016
+ * throughput-optimized futex: long enough that few waiters reach it.
  */
 #define FUTEX_SPIN_HANDOFF_NS	(5 * NSEC_PER_MSEC)
 
@@ -78,6 +82,12 @@ struct futex_spin_head {
 
 	struct optimistic_spin_queue osq;
 	atomic_t		spinners;
+	/*
+	 * Handoffs whose waiter has not returned yet: the word is reserved,
+	 * and its new owner may be a spinner queued on the OSQ behind the
+	 * one polling, which would otherwise spin on it for ever.
+	 */
+	unsigned int		handing_off;	/* lock */
 };
 
 struct futex_spin_waiter {
@@ -89,6 +99,7 @@ struct futex_spin_waiter {
 	u64			since;
 	bool			queued;
 	bool			handed;
+	bool			spinning;	/* written by the waiter only */
 };
 
 enum futex_spin_stat {
@@ -366,8 +377,9 @@ static bool spin_stop(struct hrtimer_sleeper *to)
  * A spinner only wins the word in the gap between the owner's unlock and
  * its next lock, and an owner that relocks at once keeps that gap tiny;
  * while waiters spin, WAITERS is clear and unlocks stay in user space. So
- * past the starvation bound a waiter stops spinning: it sleeps with WAITERS
- * set, and the next unlock hands it the lock.
+ * past the starvation bound a spinner sets WAITERS, for the next unlock to
+ * enter the kernel and hand it the lock. Only a sleeper can be handed the
+ * lock: a waiter not yet in the tree goes there first.
  */
 static bool waited_too_long(struct futex_spin_waiter *w)
 {
@@ -382,9 +394,10 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 	struct task_struct *owner = NULL;
 	u32 uval, curval, owner_tid = 0;
 	unsigned int loops = 0;
-	bool taken = false;
+	bool taken = false, starving;
 
-	if (waited_too_long(w)) {
+	starving = waited_too_long(w);
+	if (starving && !w->queued) {
 		why = FS_SPIN_ABORTED_BOUND;
 		goto out_uncounted;
 	}
@@ -397,8 +410,13 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 	if (!osq_lock(&head->osq))
 		goto out_preempt;
 
+	WRITE_ONCE(w->spinning, true);
 	rcu_read_lock();
 	while (!spin_stop(to)) {
+		if (READ_ONCE(head->handing_off)) {
+			why = FS_SPIN_ABORTED_OWNER;
+			break;
+		}
 		if (futex_get_value_locked(&uval, uaddr)) {
 			why = FS_SPIN_ABORTED_FAULT;
 			break;
@@ -429,13 +447,24 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 			break;
 		}
 		/* Reading the clock costs more than a poll of the word. */
-		if (!(++loops % 64) && waited_too_long(w)) {
-			why = FS_SPIN_ABORTED_BOUND;
-			break;
+		if (!starving && !(++loops % 64))
+			starving = waited_too_long(w);
+		if (starving && !(uval & FUTEX_WAITERS)) {
+			if (!w->queued) {
+				why = FS_SPIN_ABORTED_BOUND;
+				break;
+			}
+			if (futex_cmpxchg_value_locked(&curval, uaddr, uval,
+						       uval | FUTEX_WAITERS)) {
+				why = FS_SPIN_ABORTED_FAULT;
+				break;
+			}
+			continue;
 		}
 		cpu_relax();
 	}
 	rcu_read_unlock();
+	WRITE_ONCE(w->spinning, false);
 	osq_unlock(&head->osq);
 out_preempt:
 	preempt_enable();
@@ -525,6 +554,7 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 
 		spin_lock(&head->lock);
 		if (w.handed) {
+			WRITE_ONCE(head->handing_off, head->handing_off - 1);
 			spin_unlock(&head->lock);
 			ret = 0;
 			break;
@@ -623,7 +653,13 @@ retry:
 	if (head) {
 		spin_lock(&head->lock);
 		w = first_sleeper(head);
-		handoff = w && ktime_get_ns() - w->since > FUTEX_SPIN_HANDOFF_NS;
+		if (w) {
+			u64 waited = ktime_get_ns() - w->since;
+
+			handoff = waited > 2 * FUTEX_SPIN_HANDOFF_NS ||
+				  (waited > FUTEX_SPIN_HANDOFF_NS &&
+				   READ_ONCE(w->spinning));
+		}
 	}
 
 	ret = futex_get_value_locked(&uval, uaddr);
@@ -651,6 +687,7 @@ retry:
 	if (!ret && handoff) {
 		sleeper_del(head, w);
 		w->handed = true;
+		WRITE_ONCE(head->handing_off, head->handing_off + 1);
 		wake_q_add(&wake_q, w->task);
 		woken = 1;
 		futex_spin_count(FS_HANDOFFS);
