@@ -36,6 +36,7 @@ HDR := $(BUILD)/out/headers
 SELFTESTS := $(BUILD)/selftests/futex
 
 include scripts/bench.mk
+include scripts/stress.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check

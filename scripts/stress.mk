@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make stress [DURATION=600] [STRESS_ARGS="-s SEED ..."]
+#
+# The futex_spin_fuzz stress test for DURATION seconds (guest time) on the
+# debug kernel (KASAN, lockdep, kmemleak), in a guest like `make check`.
+# Included by the top Makefile and uses its variables (BUILD, TOP,
+# SELFTESTS, CPUS, MEM, NUMA). Passes when every TAP point of the fuzzer
+# passes, the guest finished and neither the kernel log nor kmemleak has a
+# report. Output, kernel log and kmemleak report: build/runs/stress/.
+# STRESS_ARGS go to the fuzzer: -s SEED replays a run's choices, -p/-T set
+# processes and threads, -d disables groups of operations (see -h).
+
+DURATION ?= 600
+STRESS_ARGS ?=
+
+.PHONY: stress
+
+# Boot, the fuzzer's teardown and two kmemleak scans come on top of
+# DURATION; under TCG with KASAN they take minutes, not seconds.
+stress:
+	@$(MAKE) --no-print-directory DEBUG=1 kernel
+	@$(MAKE) --no-print-directory selftests
+	@test -x $(SELFTESTS)/functional/futex_spin_fuzz || \
+		{ echo "stress: no $(SELFTESTS)/functional/futex_spin_fuzz" >&2; exit 1; }
+	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel-debug --name stress \
+		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) \
+		--timeout $$(( $(DURATION) + 900 )) \
+		-- $(TOP)/scripts/guest-stress.sh \
+		$(SELFTESTS)/functional/futex_spin_fuzz -t $(DURATION) $(STRESS_ARGS) \
+		|| vm=$$?; \
+	touch $(BUILD)/runs/stress/output.txt; \
+	grep -E '^# (futex_spin_fuzz: seed|operations:)' $(BUILD)/runs/stress/output.txt; \
+	scripts/tap-summary.sh $(BUILD)/runs/stress/output.txt && [ $$vm -eq 0 ]
