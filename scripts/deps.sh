@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what the rig needs: the Debian base source, the kernel build
-# tools, QEMU, ccache, and in a venv under build/ virtme-ng (pinned) and
-# what checkpatch's SPDX check imports.
+# tools, QEMU, ccache, and in a venv under build/ virtme-ng (pinned), what
+# checkpatch's SPDX check imports, and docutils for the rst check.
 # Quiet when nothing is missing.
 set -euo pipefail
 
@@ -28,10 +28,11 @@ if [ -n "$missing" ]; then
 fi
 
 if ! "$venv/bin/vng" --version 2>/dev/null | grep -q "$vng_version" ||
-   ! "$venv/bin/python" -c 'import ply, git' 2>/dev/null; then
-	echo "deps: installing virtme-ng $vng_version, ply, GitPython"
+   ! "$venv/bin/python" -c 'import ply, git, docutils' 2>/dev/null; then
+	echo "deps: installing virtme-ng $vng_version, ply, GitPython, docutils"
 	python3 -m venv "$venv"
-	"$venv/bin/pip" install -q "virtme-ng==$vng_version" ply==3.11 GitPython==3.1.43
+	"$venv/bin/pip" install -q "virtme-ng==$vng_version" ply==3.11 \
+		GitPython==3.1.43 docutils==0.21.2
 fi
 
 # The benchmark report's plot.

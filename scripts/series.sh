@@ -69,6 +69,18 @@ checkpatch)
 		echo "$res" | grep -q '^total: 0 errors, 0 warnings, 0 checks' ||
 			{ echo "$res"; bad=1; }
 	done
+	# The documentation: kernel-doc on the new C files, docutils on the
+	# new rst (a full Sphinx build is more than this needs).
+	new=$(git -C "$tree" diff --name-only --diff-filter=A base work)
+	c_files=$(echo "$new" | grep -E '^(kernel|include)/.*\.[ch]$' || true)
+	if [ -n "$c_files" ] &&
+	   (cd "$tree" && perl scripts/kernel-doc -none $c_files 2>&1 | grep .); then
+		bad=1
+	fi
+	for rst in $(echo "$new" | grep '\.rst$'); do
+		python3 -m docutils --halt=warning "$tree/$rst" /dev/null || bad=1
+	done
+	echo "kernel-doc: $(echo $c_files | wc -w) files, docutils: $(echo "$new" | grep -c '\.rst$') files"
 	exit $bad
 	;;
 am-check)
