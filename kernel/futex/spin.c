@@ -315,6 +315,27 @@ static void waiter_leave(struct futex_spin_head *head, struct futex_spin_waiter 
 }
 
 /*
+ * Change the word from *@uval to @nval. Returns 0 when it did, -EAGAIN with
+ * *@uval updated when the word held something else (or the architecture
+ * asked for a retry), -EFAULT on a fault. Page faults are disabled.
+ */
+static int word_cmpxchg(u32 __user *uaddr, u32 *uval, u32 nval)
+{
+	u32 curval;
+	int ret;
+
+	ret = futex_cmpxchg_value_locked(&curval, uaddr, *uval, nval);
+	if (ret == -EAGAIN)
+		return futex_get_value_locked(uval, uaddr) ?: -EAGAIN;
+	if (ret)
+		return ret;
+	if (curval == *uval)
+		return 0;
+	*uval = curval;
+	return -EAGAIN;
+}
+
+/*
  * Take the word if it is free, else make sure WAITERS is set so that the
  * owner's unlock enters the kernel. Called with head->lock held.
  * Returns 1 when the caller now owns the word, 0 when it may sleep, or
@@ -323,11 +344,11 @@ static void waiter_leave(struct futex_spin_head *head, struct futex_spin_waiter 
 static int take_or_mark(struct futex_spin_head *head, struct futex_spin_waiter *w,
 			u32 __user *uaddr)
 {
-	u32 uval, nval, curval;
+	u32 uval, nval;
 	int ret;
 
 	ret = futex_get_value_locked(&uval, uaddr);
-	while (!ret) {
+	while (!ret || ret == -EAGAIN) {
 		if ((uval & FUTEX_TID_MASK) == w->tid)
 			return -EDEADLK;
 		if ((uval & FUTEX_TID_MASK) && (uval & FUTEX_WAITERS))
@@ -341,14 +362,9 @@ static int take_or_mark(struct futex_spin_head *head, struct futex_spin_waiter *
 			nval = uval | FUTEX_WAITERS;
 		}
 
-		ret = futex_cmpxchg_value_locked(&curval, uaddr, uval, nval);
-		if (ret == -EAGAIN) {
-			ret = futex_get_value_locked(&uval, uaddr);
-			continue;
-		}
-		if (!ret && curval == uval)
+		ret = word_cmpxchg(uaddr, &uval, nval);
+		if (!ret)
 			return !(uval & FUTEX_TID_MASK);
-		uval = curval;
 	}
 	return ret;
 }
@@ -392,9 +408,10 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 {
 	enum futex_spin_stat why = FS_SPIN_ABORTED_RESCHED;
 	struct task_struct *owner = NULL;
-	u32 uval, curval, owner_tid = 0;
+	u32 uval, owner_tid = 0;
 	unsigned int loops = 0;
 	bool taken = false, starving;
+	int ret;
 
 	starving = waited_too_long(w);
 	if (starving && !w->queued) {
@@ -422,12 +439,12 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 			break;
 		}
 		if (!(uval & FUTEX_TID_MASK)) {
-			if (futex_cmpxchg_value_locked(&curval, uaddr, uval,
-						       uval | w->tid)) {
+			ret = word_cmpxchg(uaddr, &uval, uval | w->tid);
+			if (ret == -EFAULT) {
 				why = FS_SPIN_ABORTED_FAULT;
 				break;
 			}
-			if (curval == uval) {
+			if (!ret) {
 				taken = true;
 				break;
 			}
@@ -454,8 +471,8 @@ static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter
 				why = FS_SPIN_ABORTED_BOUND;
 				break;
 			}
-			if (futex_cmpxchg_value_locked(&curval, uaddr, uval,
-						       uval | FUTEX_WAITERS)) {
+			if (word_cmpxchg(uaddr, &uval,
+					 uval | FUTEX_WAITERS) == -EFAULT) {
 				why = FS_SPIN_ABORTED_FAULT;
 				break;
 			}
@@ -489,8 +506,8 @@ out_uncounted:
 static int spin_taken_fixup(struct futex_spin_head *head, struct futex_spin_waiter *w,
 			    u32 __user *uaddr)
 {
-	u32 uval, curval;
 	bool others;
+	u32 uval;
 	int ret;
 
 retry:
@@ -498,12 +515,10 @@ retry:
 	sleeper_del(head, w);
 	others = has_sleepers_besides(head, w);
 	ret = futex_get_value_locked(&uval, uaddr);
-	while (!ret && others && !(uval & FUTEX_WAITERS)) {
-		ret = futex_cmpxchg_value_locked(&curval, uaddr, uval,
-						 uval | FUTEX_WAITERS);
-		if (ret == -EAGAIN)
-			ret = futex_get_value_locked(&curval, uaddr);
-		uval = curval;
+	if (!ret && others && !(uval & FUTEX_WAITERS)) {
+		do {
+			ret = word_cmpxchg(uaddr, &uval, uval | FUTEX_WAITERS);
+		} while (ret == -EAGAIN && !(uval & FUTEX_WAITERS));
 	}
 	spin_unlock(&head->lock);
 
@@ -631,13 +646,13 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
 		      u32 __user *uaddr2, u32 val3)
 {
-	u32 uval, nval, curval, tid = task_pid_vnr(current);
+	u32 uval, nval, tid = task_pid_vnr(current);
 	union futex_key key = FUTEX_KEY_INIT;
 	struct futex_spin_waiter *w = NULL;
 	struct futex_spin_head *head;
 	DEFINE_WAKE_Q(wake_q);
-	bool handoff = false;
 	int ret, woken = 0;
+	bool handoff;
 
 	if (val || uaddr2 || val3 || (flags & FLAGS_CLOCKRT))
 		return -EINVAL;
@@ -650,6 +665,7 @@ int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
 	/* No head means nobody is inside FUTEX_SPIN_LOCK: nobody to wake. */
 	head = head_get(&key, false);
 retry:
+	handoff = false;
 	if (head) {
 		spin_lock(&head->lock);
 		w = first_sleeper(head);
@@ -662,26 +678,22 @@ retry:
 		}
 	}
 
+	nval = 0;
+	if (handoff) {
+		nval = w->tid;
+		if (has_sleepers_besides(head, w))
+			nval |= FUTEX_WAITERS;
+	}
 	ret = futex_get_value_locked(&uval, uaddr);
 	while (!ret) {
 		if ((uval & FUTEX_TID_MASK) != tid) {
 			ret = -EPERM;
 			break;
 		}
-		nval = 0;
-		if (handoff) {
-			nval = w->tid;
-			if (has_sleepers_besides(head, w))
-				nval |= FUTEX_WAITERS;
-		}
-		ret = futex_cmpxchg_value_locked(&curval, uaddr, uval, nval);
-		if (ret == -EAGAIN) {
-			ret = futex_get_value_locked(&uval, uaddr);
-			continue;
-		}
-		if (!ret && curval == uval)
+		ret = word_cmpxchg(uaddr, &uval, nval);
+		if (ret != -EAGAIN)
 			break;
-		uval = curval;
+		ret = 0;
 	}
 
 	if (!ret && handoff) {
