@@ -12,8 +12,8 @@ venv=$top/build/venv
 vng_version=1.42
 
 pkgs="linux-source-6.12 qemu-system-x86 build-essential flex bison bc
-      libelf-dev libssl-dev ccache cpio kmod rsync python3-venv
-      python3-docutils"
+      libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
+      python3-venv python3-docutils"
 
 missing=
 for p in $pkgs; do
