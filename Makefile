@@ -4,6 +4,8 @@
 #
 #   make check     debug kernel + futex kselftests in a virtme-ng guest
 #   make bench     release kernel + perf bench futex mutex sweep
+#   make profile [LOCK=spin]   the benchmark under perf: flamegraph, summary
+#   make profile-compare       the same for ww and spin side by side
 #
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,
 # NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds).
@@ -37,6 +39,7 @@ SELFTESTS := $(BUILD)/selftests/futex
 
 include scripts/bench.mk
 include scripts/stress.mk
+include scripts/profile.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check

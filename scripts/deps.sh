@@ -4,7 +4,10 @@
 # Install what the rig needs: the Debian base source, the kernel build
 # tools, QEMU, ccache, and in a venv under build/ virtme-ng (pinned), what
 # checkpatch's SPDX check imports, and docutils for the rst check.
-# Quiet when nothing is missing.
+# With "profile" (make profile), also inferno (pinned) for the flamegraphs,
+# with cargo from Debian if there is none. Quiet when nothing is missing.
+#
+#   deps.sh [profile]
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +27,7 @@ if [ -n "$missing" ]; then
 	echo "deps: installing$missing"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >/dev/null
+	# shellcheck disable=SC2086 # a list of packages
 	apt-get install -y -q $missing >/dev/null
 fi
 
@@ -41,3 +45,27 @@ if ! "$venv/bin/python3" -c "import matplotlib, sys; sys.exit(matplotlib.__versi
 	echo "deps: installing matplotlib $mpl_version"
 	"$venv/bin/pip" install -q "matplotlib==$mpl_version"
 fi
+
+[ "${1:-}" = profile ] || exit 0
+
+# inferno's flamegraphs, into ~/.cargo/bin where cargo puts what it
+# installs: shared by every clone, not removed by make distclean.
+inferno_version=0.12.8
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+grep -qs "^\"inferno $inferno_version " "$cargo_home/.crates.toml" && exit 0
+cargo=$(command -v cargo || true)
+if [ -z "$cargo" ] && [ -x "$cargo_home/bin/cargo" ]; then
+	cargo=$cargo_home/bin/cargo
+fi
+if [ -z "$cargo" ]; then
+	# Bookworm's cargo package is Rust 1.63, older than inferno's 1.71;
+	# cargo-web is the newer Rust that Debian keeps for its browsers.
+	echo "deps: installing cargo-web (Debian's Rust) for inferno"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q cargo-web >/dev/null
+	cargo=/usr/bin/cargo
+fi
+echo "deps: installing inferno $inferno_version with $("$cargo" --version)"
+"$cargo" install -q --locked --root "$cargo_home" inferno \
+	--version "$inferno_version"
