@@ -49,7 +49,7 @@ for t in $(1); do \
 		{ echo "profile: no results for $$t (guest status $$vm)" >&2; exit 1; }; \
 	out=$(PROFILE_OUT)/$$t; rm -rf $$out; mkdir -p $(PROFILE_OUT); \
 	mv $$run/$$t $$out; cp $$run/guest.txt $$run/kallsyms $$out/; \
-	$(INFERNO)/inferno-collapse-perf --all $$out/perf.script \
+	$(INFERNO)/inferno-collapse-perf -q --all $$out/perf.script \
 		>$$out/stacks.folded; \
 	$(INFERNO)/inferno-flamegraph --hash --minwidth 0.1 --subtitle "$$sub" \
 		--title "$$t: perf bench futex mutex -t $(THREADS) -l $(LOAD) -r $(SECONDS)" \
