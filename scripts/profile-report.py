@@ -20,8 +20,8 @@ import textwrap
 from collections import Counter, defaultdict
 from pathlib import Path
 
-# Spinlock acquisition, and whatever System.map names at the same address
-# (__lock_text_start is _raw_spin_lock_irqsave).
+# Each set is these names and whatever System.map names at the same
+# address: perf may show __lock_text_start for _raw_spin_lock_irqsave.
 SPIN_RE = re.compile(r'_raw_spin_lock(_irq|_irqsave|_bh)?'
                      r'|_raw_spin_trylock(_bh)?'
                      r'|(native_|__pv_)?queued_spin_lock_slowpath(\..*)?'
@@ -35,7 +35,7 @@ IDLE_RE = re.compile(r'(pv_)?native_safe_halt|default_idle(_call)?'
 # and spin; the PI code also takes its rt_mutex's wait_lock).
 HEAD_LOCK_CALLERS = {'futex_spin_lock', 'futex_spin_unlock',
                      'futex_spin_owner_died'}
-IRQ_RESTORE = {'_raw_spin_unlock_irqrestore', '_raw_spin_unlock_irq'}
+IRQ_RESTORE_RE = re.compile(r'_?_raw_spin_unlock_irq(restore)?')
 LINE_RE = re.compile(r'^\s+([\d.]+)%\s+\[(.)\]\s+(.+?)\s*$')
 
 
@@ -60,10 +60,10 @@ def futex_symbols(kout, count):
     return {n for n, c in local.items() if count[n] == c}
 
 
-def spin_symbols(at):
+def with_aliases(at, regex):
     names = set()
     for group in at.values():
-        if any(SPIN_RE.fullmatch(n) for n in group):
+        if any(regex.fullmatch(n) for n in group):
             names |= group
     return names
 
@@ -121,7 +121,7 @@ def bench(path):
     return json.loads(path.read_text())
 
 
-def analyse(d, spin, futex):
+def analyse(d, sets):
     rows = read_symbols(d / 'symbols.txt')
     r = {}
 
@@ -130,15 +130,14 @@ def analyse(d, spin, futex):
         r[key] = sum(p for p, _ in hit)
         r[key + '_syms'] = {n for _, n in hit}
 
-    share('spin', lambda k, n: k == 'k' and n in spin)
-    share('futex', lambda k, n: k == 'k' and n in futex)
-    share('idle', lambda k, n: k == 'k' and IDLE_RE.fullmatch(n))
-    share('irq', lambda k, n: k == 'k' and n in IRQ_RESTORE)
+    for key in ('spin', 'futex', 'idle', 'irq'):
+        share(key, lambda k, n: k == 'k' and n in sets[key])
     share('user', lambda k, n: k == '.')
     share('kernel', lambda k, n: k == 'k')
     r['rest'] = r['kernel'] - r['spin'] - r['futex'] - r['idle']
 
-    r['callers'], r['samples'] = spin_callers(d / 'perf.script', spin)
+    futex = sets['futex']
+    r['callers'], r['samples'] = spin_callers(d / 'perf.script', sets['spin'])
     pct = {c: 100.0 * n / r['samples'] for c, n in r['callers'].items()}
     r['head'] = sum(p for c, p in pct.items() if c in HEAD_LOCK_CALLERS)
     r['bucket'] = sum(p for c, p in pct.items()
@@ -188,12 +187,16 @@ def rules(names, res):
         'their split by the first caller outside them, from perf script of '
         f'the same perf.data (spinlocks there: {split}): queue-head lock from '
         f'{heads}; hash-bucket lock from the rest of the futex code; other '
-        'spinlocks from any other caller.',
+        'spinlocks from any other caller. A sample in the first instructions '
+        "of a function, before its frame is set up, counts for its caller's "
+        'caller.',
         'futex code: kernel symbols defined in kernel/futex/*.o and nowhere '
         f"else in vmlinux (nm, System.map); seen: {seen('futex_syms')}.",
-        f"idle: the idle loop; seen: {seen('idle_syms')}.",
-        'irq-restore points: _raw_spin_unlock_irq{,restore}, where the '
-        'cpu-clock samples taken while interrupts were off land.',
+        'idle: the idle loop (default_idle, *native_safe_halt, do_idle, ...) '
+        f"and aliases; seen: {seen('idle_syms')}.",
+        'irq-restore points: _raw_spin_unlock_irq{,restore} and aliases, '
+        'where the cpu-clock samples taken while interrupts were off land; '
+        f"seen: {seen('irq_syms')}.",
         'syscalls: perf stat -e syscalls:sys_enter_futex of the benchmark '
         "process over the benchmark's ops in that run; its own count of lock "
         'and unlock syscalls beside it.')
@@ -228,11 +231,14 @@ def main():
     kout, outfile = Path(sys.argv[1]), Path(sys.argv[2])
     dirs = [Path(a) for a in sys.argv[3:]]
     count, at = system_map(kout)
-    spin, futex = spin_symbols(at), futex_symbols(kout, count)
+    sets = {'spin': with_aliases(at, SPIN_RE),
+            'idle': with_aliases(at, IDLE_RE),
+            'irq': with_aliases(at, IRQ_RESTORE_RE),
+            'futex': futex_symbols(kout, count)}
     guest = dict(ln.split('=', 1) for ln in
                  (dirs[0] / 'guest.txt').read_text().split() if '=' in ln)
     names = [d.name for d in dirs]
-    res = [analyse(d, spin, futex) for d in dirs]
+    res = [analyse(d, sets) for d in dirs]
 
     def col(key, fmt='{:.2f}'):
         return [fmt.format(r[key]) for r in res]
