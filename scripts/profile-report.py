@@ -152,8 +152,12 @@ def analyse(d, sets):
         f"{bench(d / f'bench-{run}.json')['ops_per_sec'] / 1000:.0f}"
         for run in ('record', 'stat', 'lock'))
     r['futex_calls'] = st.get('syscalls:sys_enter_futex', 0) / kop
-    r['bench_calls'] = ((b['lock_syscalls_per_kop'] or 0)
-                        + (b['unlock_syscalls_per_kop'] or 0))
+    # None for the glibc types: the syscalls are made inside glibc.
+    if b['lock_syscalls_per_kop'] is not None:
+        r['bench_calls'] = (b['lock_syscalls_per_kop']
+                            + b['unlock_syscalls_per_kop'])
+    else:
+        r['bench_calls'] = None
     r['cs'] = st.get('context-switches', 0) / kop
     r['tp'] = {k.split(':', 1)[1]: v / kop for k, v in st.items()
                if k.startswith('futex_spin:') and v}
@@ -241,7 +245,7 @@ def main():
     res = [analyse(d, sets) for d in dirs]
 
     def col(key, fmt='{:.2f}'):
-        return [fmt.format(r[key]) for r in res]
+        return ['n/a' if r[key] is None else fmt.format(r[key]) for r in res]
 
     out = [f"perf bench futex mutex -t {guest['threads']} -l {guest['load']} "
            f"-r {guest['seconds']}: {' vs '.join(names)}",
