@@ -45,6 +45,9 @@ def main(run_dir, out_dir):
             if line.startswith("{")]
     guest = dict(line.split("=", 1) for line in
                  (run_dir / "guest.txt").read_text().splitlines() if "=" in line)
+    vm_txt = run_dir / "vm.txt"
+    vm = dict(line.split("=", 1) for line in
+              (vm_txt.read_text().splitlines() if vm_txt.exists() else []) if "=" in line)
 
     with open(out_dir / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
@@ -69,13 +72,17 @@ def main(run_dir, out_dir):
     types = [t for t in TYPES if any(k[0] == t for k in rate)]
     cells = sorted({k[1:] for k in rate})
 
+    where = (f"QEMU {vm['accel']} on a host of {vm['host']}, {vm['date']}. "
+             if vm else "")
     md = ["# futex mutex benchmark", "",
-          f"Guest kernel {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
+          where + f"Guest kernel {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
           f"{guest.get('repeat', '?')} runs of {guest.get('runtime', '?')} s per cell "
           f"and type; extra options: `{guest.get('args') or 'none'}`. kops/s = thousand "
           "lock/unlock pairs per second, all threads; sd% = relative stddev over the runs. "
-          "Host load average (1, 5, 15 min) when the report was made: "
-          + ", ".join(f"{x:.1f}" for x in os.getloadavg()) + ".", ""]
+          + (f"Host load average (1, 5, 15 min) at boot: {vm['load_start']}, "
+             f"at the end: {vm['load_end']}." if "load_end" in vm else
+             "Host load average (1, 5, 15 min) when the report was made: "
+             + ", ".join(f"{x:.1f}" for x in os.getloadavg()) + "."), ""]
     if guest.get("debug"):
         md += ["**DEBUG KERNEL (lockdep/KASAN/kmemleak): functional run only, "
                "these numbers are no benchmark result.**", ""]

@@ -17,7 +17,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=$top/build/venv/bin:$PATH
 vng=vng
-cpus=2 mem=2G numa=1 timeout=1800 kout= name=run
+cpus=2 mem=2G numa=1 timeout=1800 kout='' name=run
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -64,7 +64,7 @@ numa_args=()
 if [ "$numa" -gt 1 ]; then
 	memmb=$(numfmt --from=iec "$mem"); memmb=$((memmb / 1048576))
 	per=$((cpus / numa))
-	[ "$per" -ge 1 ] && [ $((per * numa)) -eq "$cpus" ] ||
+	{ [ "$per" -ge 1 ] && [ $((per * numa)) -eq "$cpus" ]; } ||
 		{ echo "vm-run: CPUS=$cpus does not split over NUMA=$numa nodes" >&2; exit 2; }
 	for ((n = 0; n < numa; n++)); do
 		numa_args+=(--numa "$((memmb / numa))M,cpus=$((n * per))-$((n * per + per - 1))")
@@ -77,6 +77,16 @@ rm -rf "$run"
 mkdir -p "$run"
 log=$run/console.log
 quoted=$(printf '%q ' "$@")
+# How the guest ran, for reports that quote its numbers.
+{
+	echo "accel=$accel"
+	echo "vcpus=$cpus"
+	echo "mem=$mem"
+	echo "numa=$numa"
+	echo "host=$(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
+	echo "date=$(date -u +%Y-%m-%d)"
+	echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$run/vm.txt"
 
 echo "vm-run: booting $(basename "$kout") ($accel, $cpus vCPUs, $mem, $numa node(s)); log: $log"
 set +e
@@ -87,6 +97,7 @@ timeout -k 10 "$timeout" "$vng" --run "$image" "${vng_accel[@]}" --verbose \
 	</dev/null >"$log" 2>&1
 vng_rc=$?
 set -e
+echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$run/vm.txt"
 
 if [ ! -f "$run/rc" ]; then
 	echo "vm-run: the guest did not finish (vng status $vng_rc, timeout ${timeout}s); see $log" >&2
