@@ -65,8 +65,34 @@ entries=$(sed -e 's/#.*//' "$series" | awk '
 	{ if (line != "") print line; line = $0 }
 	END { if (line != "") print line }')
 
+mapfile -t entry <<<"$entries"
+
+# The paths a patch changes.
+patch_paths() {
+	sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' "$top/$1"
+}
+
+# An overlay file is the version the series ends with: take back out of
+# it, newest first, what the patches of entries after $1 change in it.
+unpatch_later() {
+	local i=$1 path=$2 j k p items
+
+	for ((j = ${#entry[@]} - 1; j > i; j--)); do
+		read -ra items <<<"${entry[j]}"
+		for ((k = ${#items[@]} - 1; k > 0; k--)); do
+			p=${items[k]}
+			case $p in patches/*.patch) ;; *) continue ;; esac
+			patch_paths "$p" | grep -qxF "$path" || continue
+			git -C "$tree" apply --cached -R --include="$path" "$top/$p" ||
+				die "$p does not take back out of $path: refresh it"
+		done
+	done
+}
+
 listed=" "
-while read -r msg items; do
+overlays=
+for ((i = 0; i < ${#entry[@]}; i++)); do
+	read -r msg items <<<"${entry[i]}"
 	[ -n "$msg" ] || continue
 	[ -f "$top/patches/$msg" ] || die "patches/series: no message file patches/$msg"
 	for item in $items; do
@@ -83,13 +109,21 @@ while read -r msg items; do
 			[ -x "$f" ] && mode=100755
 			blob=$(git -C "$tree" hash-object -w "$f")
 			git -C "$tree" update-index --add --cacheinfo "$mode,$blob,$item"
+			overlays="$overlays $item"
+			unpatch_later "$i" "$item"
 			;;
 		esac
 	done
 	t=$(git -C "$tree" write-tree)
 	parent=$( { cat "$top/patches/$msg"; printf '\nSigned-off-by: %s\n' "$author"; } |
 		git_t commit-tree "$t" -p "$parent")
-done <<<"$entries"
+done
+
+# Taking a patch out and putting it back in must give the overlay again.
+for f in $overlays; do
+	[ "$(git -C "$tree" rev-parse "$parent:$f")" = "$(git -C "$tree" hash-object "$top/$f")" ] ||
+		die "the series does not end with the overlay's $f"
+done
 
 # Every kernel-path file we keep must be part of the series.
 for f in $(cd "$top" && env -u GIT_INDEX_FILE git ls-files --cached --others --exclude-standard \

@@ -42,6 +42,7 @@
  * OSQ and RCU are taken with neither held.
  */
 
+#include <linux/atomic.h>
 #include <linux/debugfs.h>
 #include <linux/osq_lock.h>
 #include <linux/percpu.h>
