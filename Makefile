@@ -97,7 +97,8 @@ am-check: series
 	@scripts/series.sh am-check
 
 bisect-check: tree
-	@scripts/series.sh bisect
+	@$(MAKE) --no-print-directory perf
+	@PERF=$(BUILD)/perf/perf PERF_FEATURES="$(PERF_FEATURES)" scripts/series.sh bisect
 
 clean:
 	rm -rf $(BUILD)/out $(BUILD)/selftests $(BUILD)/runs

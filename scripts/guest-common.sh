@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # Sourced by the guest scripts: debugfs before the run; after it, the
 # futex_spin counters and a kmemleak scan whose report the host reads from
