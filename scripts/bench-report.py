@@ -34,6 +34,12 @@ def mean_sd(values):
     return m, (100.0 * sd / m if m else 0.0)
 
 
+def read_keys(path):
+    """The key=value lines of a file, as a dict."""
+    return dict(line.split("=", 1) for line in path.read_text().splitlines()
+                if "=" in line)
+
+
 def fmt(v, spec=".0f", none="-"):
     return none if v is None else format(v, spec)
 
@@ -43,11 +49,8 @@ def main(run_dir, out_dir):
     out_dir.mkdir(parents=True, exist_ok=True)
     runs = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()
             if line.startswith("{")]
-    guest = dict(line.split("=", 1) for line in
-                 (run_dir / "guest.txt").read_text().splitlines() if "=" in line)
-    vm_txt = run_dir / "vm.txt"
-    vm = dict(line.split("=", 1) for line in
-              (vm_txt.read_text().splitlines() if vm_txt.exists() else []) if "=" in line)
+    guest = read_keys(run_dir / "guest.txt")
+    vm = read_keys(run_dir / "vm.txt") if (run_dir / "vm.txt").exists() else {}
 
     with open(out_dir / "results.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")

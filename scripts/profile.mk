@@ -42,7 +42,7 @@ scripts/vm-run.sh --kernel $(BUILD)/out/kernel --name profile \
 	$(TOP)/scripts/profile-guest.sh $(PERF_OUT)/perf $(1) || vm=$$?; \
 cat $$run/output.txt; \
 sub="Linux $$(sed -n 's/^kernel=//p' $$run/guest.txt),"; \
-sub="$$sub QEMU $$(sed -n 2p $(BUILD)/accel), $(CPUS) vCPUs,"; \
+sub="$$sub QEMU $$(sed -n 's/^accel=//p' $$run/vm.txt), $(CPUS) vCPUs,"; \
 sub="$$sub cpu-clock $(FREQ) Hz, $$(date +%F)"; \
 for t in $(1); do \
 	[ -s $$run/$$t/perf.script ] || \
