@@ -98,7 +98,7 @@ am-check: series
 
 bisect-check: tree
 	@$(MAKE) --no-print-directory perf
-	@PERF=$(BUILD)/perf/perf PERF_FEATURES="$(PERF_FEATURES)" scripts/series.sh bisect
+	@PERF=$(BUILD)/perf/perf scripts/series.sh bisect
 
 clean:
 	rm -rf $(BUILD)/out $(BUILD)/selftests $(BUILD)/runs

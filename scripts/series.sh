@@ -7,7 +7,7 @@
 #   series.sh checkpatch  checkpatch.pl --strict over every patch
 #   series.sh am-check    git am onto the pristine base; trees must match
 #   series.sh bisect      build (and boot) every patch of the series; needs
-#                         PERF (and PERF_FEATURES) from the Makefile
+#                         PERF, the perf built from build/linux
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -162,12 +162,12 @@ bisect)
 		fi
 		first=no
 
+		# The Makefile's own recipes, pointed at this commit's tree.
+		tmake=(make -s -C "$top" --no-print-directory LINUX="$wt"
+		       HDR="$kout/headers" SELFTESTS="$kout/selftests"
+		       PERF_OUT="$kout/perf")
 		if echo "$changed" | grep -q '^tools/testing/selftests/futex/'; then
-			"${kmake[@]}" headers >/dev/null
-			if ! make -s -C "$wt/tools/testing/selftests/futex" \
-				OUTPUT="$kout/selftests" \
-				KHDR_INCLUDES="-isystem $kout/usr/include" \
-				>"$kout/selftests.log" 2>&1; then
+			if ! "${tmake[@]}" selftests >"$kout/selftests.log" 2>&1; then
 				echo "bisect: $what: the futex selftests do not build:" >&2
 				tail -n 30 "$kout/selftests.log" >&2
 				exit 1
@@ -175,10 +175,7 @@ bisect)
 			done_what="$done_what, selftests build"
 		fi
 		if echo "$changed" | grep -q '^tools/perf/'; then
-			mkdir -p "$kout/perf"
-			# shellcheck disable=SC2086 # a list of make variables
-			if ! make -s -C "$wt/tools/perf" O="$kout/perf" JOBS="$(nproc)" \
-				${PERF_FEATURES:-} >"$kout/perf.log" 2>&1; then
+			if ! "${tmake[@]}" perf >"$kout/perf.log" 2>&1; then
 				echo "bisect: $what: perf does not build:" >&2
 				tail -n 30 "$kout/perf.log" >&2
 				exit 1
