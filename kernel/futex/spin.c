@@ -325,6 +325,8 @@ static int word_cmpxchg(u32 __user *uaddr, u32 *uval, u32 nval)
 	u32 curval;
 	int ret;
 
+	if (futex_spin_inject_eagain())
+		return futex_get_value_locked(uval, uaddr) ?: -EAGAIN;
 	ret = futex_cmpxchg_value_locked(&curval, uaddr, *uval, nval);
 	if (ret == -EAGAIN)
 		return futex_get_value_locked(uval, uaddr) ?: -EAGAIN;
@@ -623,6 +625,7 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 		if (!to || to->task)
 			schedule();
 		__set_current_state(TASK_RUNNING);
+		futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
 
 		/*
 		 * Woken: spin again if the owner runs. The sleeper keeps its
@@ -665,6 +668,7 @@ int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
 
 	/* No head means nobody is inside FUTEX_SPIN_LOCK: nobody to wake. */
 	head = head_get(&key, false);
+	futex_spin_stall(FUTEX_SPIN_STALL_UNLOCK);
 retry:
 	handoff = false;
 	if (head) {
@@ -779,6 +783,7 @@ static int __init futex_spin_init(void)
 	dir = debugfs_create_dir("futex_spin", NULL);
 	debugfs_create_atomic_t("live_heads", 0444, dir, &futex_spin_live_heads);
 	debugfs_create_file("stats", 0444, dir, NULL, &futex_spin_stats_fops);
+	futex_spin_inject_init(dir);
 	return 0;
 }
 device_initcall(futex_spin_init);

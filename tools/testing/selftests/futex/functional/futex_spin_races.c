@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK races that a test cannot win by
+ * itself: an unlock that finds no queue head while a locker arrives, a
+ * futex cmpxchg that keeps failing with a lock held, a waiter killed while
+ * it is handed the lock, a real-time waiter queued behind a woken task that
+ * has not run. Each is ordered with the debug knobs of
+ * CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in debugfs), which hold one
+ * task at a named point or fail its cmpxchg of the word; without them the
+ * tests are skipped.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "futex_spin_test.h"
+
+#define FS_INJECT		FUTEX_SPIN_DEBUGFS "/inject/"
+
+/* The stall points of enum futex_spin_stall_point in kernel/futex/futex.h */
+#define FS_STALL_NONE		0
+#define FS_STALL_UNLOCK		1	/* unlock: head looked up, word not released */
+#define FS_STALL_WOKEN		2	/* lock: woken, word not looked at again */
+
+static int fs_inject(const char *knob, long long val)
+{
+	char path[128];
+	int fd, len, ret = 0;
+	char buf[32];
+
+	snprintf(path, sizeof(path), FS_INJECT "%s", knob);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%lld\n", val);
+	if (write(fd, buf, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static void fs_inject_off(void)
+{
+	fs_inject("stall", FS_STALL_NONE);
+	fs_inject("eagain_ms", 0);
+	fs_inject("tid", 0);
+}
+
+FIXTURE(races) {
+	__u32 *word;		/* shared, so that a child process can use it */
+};
+
+FIXTURE_SETUP(races)
+{
+	fs_setup(_metadata);
+	if (access(FS_INJECT "tid", W_OK))
+		SKIP(return, "no %s (CONFIG_FUTEX_SPIN_INJECT)", FS_INJECT);
+	self->word = mmap(NULL, sizeof(*self->word), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->word);
+	*self->word = 0;
+}
+
+FIXTURE_TEARDOWN(races)
+{
+	fs_inject_off();
+	if (self->word && self->word != MAP_FAILED)
+		munmap(self->word, sizeof(*self->word));
+	fs_teardown(_metadata);
+}
+
+/* A thread that owns the word and releases it with FUTEX_SPIN_UNLOCK on cue */
+struct unlocker {
+	__u32 *word;
+	pthread_t thread;
+	pid_t tid;
+	int started;
+	int go;
+	long ret;
+};
+
+static void *unlocker_fn(void *arg)
+{
+	struct unlocker *u = arg;
+
+	u->tid = fs_gettid();
+	fs_store(u->word, u->tid | FUTEX_WAITERS);
+	__atomic_store_n(&u->started, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&u->go, __ATOMIC_SEQ_CST))
+		usleep(100);
+	u->ret = fs_unlock(u->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+/*
+ * The word says TID | WAITERS but nobody sleeps (the waiter that set the
+ * bit left at its deadline). The owner's unlock finds no queue head; a
+ * locker then arrives, creates one and sleeps, since the owner is off the
+ * CPU. The unlock must not release the word without waking it: the locker
+ * would sleep on a free lock until its deadline.
+ */
+TEST_F(races, unlock_without_head_wakes_new_sleeper)
+{
+	struct unlocker u = { .word = self->word };
+	struct waiter l = {
+		.word = self->word, .op = FUTEX_SPIN_LOCK_PRIVATE,
+		.timeout_ms = 2 * FS_MUST_MS, .unlock = true,
+	};
+
+	ASSERT_EQ(0, pthread_create(&u.thread, NULL, unlocker_fn, &u));
+	while (!__atomic_load_n(&u.started, __ATOMIC_SEQ_CST))
+		usleep(100);
+	ASSERT_EQ(0, fs_inject("tid", u.tid));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_UNLOCK));
+	__atomic_store_n(&u.go, 1, __ATOMIC_SEQ_CST);
+	ASSERT_TRUE(fs_wait_blocked(getpid(), u.tid))
+		TH_LOG("the unlocker did not stop at the stall point");
+
+	ASSERT_TRUE(waiter_queue(&l)) TH_LOG("the locker did not sleep");
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
+	ASSERT_EQ(0, fs_join(u.thread, NULL));
+	EXPECT_EQ(0, u.ret) TH_LOG("unlock: %s", strerror(-u.ret));
+
+	EXPECT_TRUE(wait_done(&l))
+		TH_LOG("locker still asleep %d ms after the unlock, word %#x",
+		       FS_MUST_MS, fs_load(self->word));
+	pthread_join(l.thread, NULL);
+	EXPECT_EQ(0, l.ret) TH_LOG("locker: %s", strerror(-l.ret));
+	EXPECT_EQ(0, l.unlock_ret);
+	EXPECT_EQ(0, fs_load(self->word));
+}
+
+/*
+ * The futex cmpxchg helper of an LL/SC architecture fails with -EAGAIN
+ * after a bounded number of attempts, so that the caller can drop its locks
+ * and reschedule. An unlock whose cmpxchg keeps failing must not retry with
+ * the queue head lock held: a sleeper whose deadline passes meanwhile needs
+ * that lock to leave, and would wait for the unlock instead.
+ */
+TEST_F(races, cmpxchg_retry_drops_head_lock)
+{
+	const int eagain_ms = 3000, deadline_ms = 500;
+	struct waiter s = {
+		.word = self->word, .op = FUTEX_SPIN_LOCK_PRIVATE,
+		.timeout_ms = deadline_ms,
+	};
+	long long start;
+	long ret;
+
+	fs_store(self->word, fs_gettid());
+	ASSERT_TRUE(waiter_queue(&s)) TH_LOG("the sleeper did not sleep");
+
+	ASSERT_EQ(0, fs_inject("tid", fs_gettid()));
+	ASSERT_EQ(0, fs_inject("eagain_ms", eagain_ms));
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	ret = fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	TH_LOG("unlock took %lld ms with its cmpxchg failing for %d ms",
+	       fs_ms_since(start), eagain_ms);
+	EXPECT_EQ(0, ret) TH_LOG("unlock: %s", strerror(-ret));
+
+	ASSERT_TRUE(wait_done(&s));
+	pthread_join(s.thread, NULL);
+	EXPECT_EQ(-ETIMEDOUT, s.ret)
+		TH_LOG("sleeper: %s after %lld ms", s.ret ? strerror(-s.ret) : "got the lock",
+		       s.ms);
+	EXPECT_GT(eagain_ms / 2, s.ms)
+		TH_LOG("sleeper with a %d ms deadline returned after %lld ms",
+		       deadline_ms, s.ms);
+	if (!s.ret)
+		fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+}
+
+/*
+ * A waiter in another process is handed a process-shared, non-robust lock
+ * and killed before it returns. It must not die owning the word: nobody
+ * could ever take it again.
+ */
+TEST_F(races, killed_while_handed_does_not_own)
+{
+	struct timespec to;
+	pid_t child;
+	int status;
+
+	fs_store(self->word, fs_gettid());
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		_exit(fs_lock(self->word, FUTEX_SPIN_LOCK, NULL) ? 1 : 0);
+
+	ASSERT_TRUE(fs_wait_blocked(child, child)) TH_LOG("the waiter did not sleep");
+	/* Asleep for more than twice the starvation bound: a handoff. */
+	usleep(30 * 1000);
+	ASSERT_EQ(0, fs_inject("tid", child));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
+	ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK) < 0);
+	TH_LOG("word after the unlock: %#x (waiter %d)", fs_load(self->word), child);
+
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
+	status = fs_reap(child);
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("waiter status %#x", status);
+
+	EXPECT_NE(child, fs_load(self->word) & FUTEX_TID_MASK)
+		TH_LOG("the killed waiter owns the word: %#x", fs_load(self->word));
+	to = fs_deadline(CLOCK_MONOTONIC, FS_MUST_MS);
+	EXPECT_EQ(0, fs_lock(self->word, FUTEX_SPIN_LOCK, &to));
+}
+
+/* A thread that takes the lock once and notes whether it got it */
+struct taker {
+	__u32 *word;
+	int policy;
+	pthread_t thread;
+	pid_t tid;
+	int started;
+	int done;
+	int ret;
+};
+
+static void *taker_fn(void *arg)
+{
+	struct taker *t = arg;
+	struct timespec to = fs_deadline(CLOCK_MONOTONIC, 3 * FS_MUST_MS);
+
+	t->tid = fs_gettid();
+	__atomic_store_n(&t->started, 1, __ATOMIC_SEQ_CST);
+	t->ret = fs_lock(t->word, FUTEX_SPIN_LOCK_PRIVATE, &to);
+	__atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+	if (!t->ret)
+		fs_unlock(t->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+static int taker_start(struct taker *t)
+{
+	struct sched_param sp = { .sched_priority = 10 };
+	pthread_attr_t attr;
+	int err;
+
+	pthread_attr_init(&attr);
+	if (t->policy != SCHED_OTHER) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, t->policy);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
+	err = pthread_create(&t->thread, &attr, taker_fn, t);
+	pthread_attr_destroy(&attr);
+	while (!err && !__atomic_load_n(&t->started, __ATOMIC_SEQ_CST))
+		usleep(100);
+	return err;
+}
+
+static bool taker_done(struct taker *t)
+{
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+
+	while (!__atomic_load_n(&t->done, __ATOMIC_SEQ_CST)) {
+		if (fs_ms_since(start) > FS_MUST_MS)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/*
+ * Queue @t as a sleeper within microseconds: with an owner that does not
+ * exist nobody spins, so @t sets WAITERS and sleeps at once. The word is
+ * then made ours, WAITERS kept, for our unlock to serve @t before it has
+ * waited twice the starvation bound, past which it would be handed the
+ * lock instead of woken.
+ */
+static bool taker_queue_fast(struct taker *t, __u32 me)
+{
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+
+	fs_store(t->word, FS_NO_SUCH_TID);
+	if (taker_start(t))
+		return false;
+	while (!(fs_load(t->word) & FUTEX_WAITERS)) {
+		if (fs_ms_since(start) > FS_MUST_MS)
+			return false;
+	}
+	fs_store(t->word, me | FUTEX_WAITERS);
+	return true;
+}
+
+/*
+ * A normal task W is woken by an unlock and has not run yet (held at the
+ * stall point, as by a real-time task on its CPU). A real-time task R
+ * queues meanwhile and the lock is released again. R comes first in the
+ * sleeper order, so R must be woken now, not when W gets a CPU.
+ */
+TEST_F(races, rt_waiter_not_behind_woken_task)
+{
+	struct taker w = { .word = self->word, .policy = SCHED_OTHER };
+	struct taker r = { .word = self->word, .policy = SCHED_FIFO };
+	__u32 me = fs_gettid();
+	int attempt;
+
+	/* On a slow machine W may still have waited long enough for a handoff. */
+	for (attempt = 0; attempt < 5; attempt++) {
+		memset(&w, 0, sizeof(w));
+		w.word = self->word;
+		ASSERT_TRUE(taker_queue_fast(&w, me));
+		ASSERT_EQ(0, fs_inject("tid", w.tid));
+		ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
+		ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
+		if ((fs_load(self->word) & FUTEX_TID_MASK) != w.tid)
+			break;
+		TH_LOG("attempt %d: W was handed the lock, not woken", attempt);
+		fs_inject("stall", FS_STALL_NONE);
+		ASSERT_TRUE(taker_done(&w));
+		pthread_join(w.thread, NULL);
+	}
+	ASSERT_GT(5, attempt) TH_LOG("W was never woken without a handoff");
+
+	/* W is woken and held; R queues behind the lock, taken again. */
+	ASSERT_TRUE(taker_queue_fast(&r, me)) TH_LOG("no SCHED_FIFO thread: not root?");
+	ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
+
+	EXPECT_TRUE(taker_done(&r))
+		TH_LOG("R asleep on a %s lock while woken W has not run: %#x",
+		       fs_load(self->word) & FUTEX_TID_MASK ? "held" : "free",
+		       fs_load(self->word));
+	fs_inject("stall", FS_STALL_NONE);
+	pthread_join(r.thread, NULL);
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, r.ret);
+	EXPECT_EQ(0, w.ret);
+}
+
+TEST_HARNESS_MAIN
