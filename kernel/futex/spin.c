@@ -18,28 +18,35 @@
  *
  *   - take a free word: the caller's TID is or'ed in, WAITERS and
  *     OWNER_DIED are kept (a spinner does this without any lock);
- *   - set WAITERS before a waiter goes to sleep (queue head lock held);
+ *   - set WAITERS on an owned word: before a waiter goes to sleep (queue
+ *     head lock held), or while a queued waiter past the starvation bound
+ *     spins (no lock: a WAITERS bit too many only sends the next unlock
+ *     into the kernel);
  *   - release the word on unlock: 0, or the TID of a sleeper that waited
- *     longer than the starvation bound, plus WAITERS if others still sleep
- *     (queue head lock held);
+ *     longer than the starvation bound, plus WAITERS if others still sleep.
+ *     The queue head lock is held, or, when the key has no queue head, the
+ *     hash bucket lock under which a locker would create one;
  *   - mark OWNER_DIED when the owner exits with the word on its robust list
  *     (done by the robust list walk, which then calls futex_spin_owner_died()).
  *
  * The invariant that keeps sleepers from being forgotten, under the queue
  * head lock: if the sleeper tree is not empty, then WAITERS is set in the
- * word, or exactly one sleeper has been woken and has not yet looked at the
- * word again (head->woken). That sleeper takes over the duty: it takes the
- * word (setting WAITERS if others remain), sets WAITERS before sleeping
- * again, or passes the wakeup on when it gives up.
+ * word, or a sleeper has been woken and has not yet looked at the word
+ * again (head->woken). That sleeper takes over the duty: it takes the word
+ * (setting WAITERS if others remain), sets WAITERS before sleeping again,
+ * or passes the wakeup on when it gives up.
  *
  * Kernel state: one queue head per futex key, found through the futex hash
- * bucket. The bucket lock is held only to find, create or drop a head; the
- * sleepers are protected by the head's own lock. A head lives exactly as
- * long as some task is inside FUTEX_SPIN_LOCK or FUTEX_SPIN_UNLOCK for its
- * key, so nothing user space does can make the kernel keep or leak it.
+ * bucket. The bucket lock is held only to find, create or drop a head, and
+ * to release a word whose key has no head; the sleepers are protected by
+ * the head's own lock. A head lives exactly as long as some task is inside
+ * FUTEX_SPIN_LOCK or FUTEX_SPIN_UNLOCK for its key, so nothing user space
+ * does can make the kernel keep or leak it.
  *
  * Lock order: none. hb->lock and head->lock are never held together; the
- * OSQ and RCU are taken with neither held.
+ * OSQ and RCU are taken with neither held. A failed cmpxchg of the word is
+ * retried only after dropping every lock, as the architecture's futex
+ * helpers require.
  */
 
 #include <linux/atomic.h>
@@ -54,9 +61,6 @@
 #include <linux/slab.h>
 
 #include "futex.h"
-
-#define CREATE_TRACE_POINTS
-#include <trace/events/futex_spin.h>
 
 /*
  * The starvation bound. A waiter that has waited longer than this gets the
@@ -86,62 +90,77 @@ struct futex_spin_head {
 	/*
 	 * Handoffs whose waiter has not returned yet: the word is reserved,
 	 * and its new owner may be a spinner queued on the OSQ behind the
-	 * one polling, which would otherwise spin on it for ever.
+	 * one polling, which would otherwise spin on it for ever. Written
+	 * under lock, read by spinners without it.
 	 */
-	unsigned int		handing_off;	/* lock */
+	unsigned int		handing_off;
 };
 
 struct futex_spin_waiter {
 	struct rb_node		node;
 	struct task_struct	*task;
 	u32			tid;
-	int			prio;
-	u64			seq;
+	int			prio;		/* head->lock */
+	u64			seq;		/* head->lock */
 	u64			since;
+	/*
+	 * Written under head->lock. The waiter reads them without it while
+	 * it spins or after a wakeup, and decides under the lock.
+	 */
 	bool			queued;
 	bool			handed;
 	bool			spinning;	/* written by the waiter only */
 };
 
-enum futex_spin_stat {
-	FS_LOCK_CALLS,
-	FS_UNLOCK_CALLS,
-	FS_CONTENDED,
-	FS_SLEEPS,
-	FS_WAKES,
-	FS_HANDOFFS,
-	FS_TIMEOUTS,
-	FS_OWNER_DIED,
-	FS_SPIN_ACQUIRED,
-	FS_SPIN_ABORTED_OWNER,
-	FS_SPIN_ABORTED_RESCHED,
-	FS_SPIN_ABORTED_FAULT,
-	FS_SPIN_ABORTED_CAP,
-	FS_SPIN_ABORTED_BOUND,
-	FS_RESPINS,
-	FS_NR_STATS
+/* How a spin on the owner ended; FUTEX_SPIN_POLLING while it goes on. */
+enum futex_spin_outcome {
+	FUTEX_SPIN_POLLING,
+	FUTEX_SPIN_ACQUIRED,
+	FUTEX_SPIN_ABORTED_OWNER,	/* owner off CPU, or the word reserved */
+	FUTEX_SPIN_ABORTED_RESCHED,	/* need_resched, signal or deadline */
+	FUTEX_SPIN_ABORTED_FAULT,
+	FUTEX_SPIN_ABORTED_CAP,		/* enough spinners already */
+	FUTEX_SPIN_ABORTED_BOUND,	/* starving, must queue first */
+	FUTEX_SPIN_NR_OUTCOMES
 };
 
-static const char * const futex_spin_stat_names[FS_NR_STATS] = {
-	[FS_LOCK_CALLS]			= "lock_calls",
-	[FS_UNLOCK_CALLS]		= "unlock_calls",
-	[FS_CONTENDED]			= "contended",
-	[FS_SLEEPS]			= "sleeps",
-	[FS_WAKES]			= "wakes",
-	[FS_HANDOFFS]			= "handoffs",
-	[FS_TIMEOUTS]			= "timeouts",
-	[FS_OWNER_DIED]			= "owner_died",
-	[FS_SPIN_ACQUIRED]		= "spin_acquired",
-	[FS_SPIN_ABORTED_OWNER]		= "spin_aborted_owner",
-	[FS_SPIN_ABORTED_RESCHED]	= "spin_aborted_resched",
-	[FS_SPIN_ABORTED_FAULT]		= "spin_aborted_fault",
-	[FS_SPIN_ABORTED_CAP]		= "spin_aborted_cap",
-	[FS_SPIN_ABORTED_BOUND]		= "spin_aborted_bound",
-	[FS_RESPINS]			= "respins",
+enum futex_spin_stat {
+	FUTEX_SPIN_STAT_LOCK_CALLS,
+	FUTEX_SPIN_STAT_UNLOCK_CALLS,
+	FUTEX_SPIN_STAT_CONTENDED,
+	FUTEX_SPIN_STAT_SLEEPS,
+	FUTEX_SPIN_STAT_WAKES,
+	FUTEX_SPIN_STAT_HANDOFFS,
+	FUTEX_SPIN_STAT_TIMEOUTS,
+	FUTEX_SPIN_STAT_OWNER_DIED,
+	FUTEX_SPIN_STAT_RESPINS,
+	FUTEX_SPIN_NR_STATS
+};
+
+static const char * const futex_spin_stat_names[FUTEX_SPIN_NR_STATS] = {
+	[FUTEX_SPIN_STAT_LOCK_CALLS]	= "lock_calls",
+	[FUTEX_SPIN_STAT_UNLOCK_CALLS]	= "unlock_calls",
+	[FUTEX_SPIN_STAT_CONTENDED]	= "contended",
+	[FUTEX_SPIN_STAT_SLEEPS]	= "sleeps",
+	[FUTEX_SPIN_STAT_WAKES]		= "wakes",
+	[FUTEX_SPIN_STAT_HANDOFFS]	= "handoffs",
+	[FUTEX_SPIN_STAT_TIMEOUTS]	= "timeouts",
+	[FUTEX_SPIN_STAT_OWNER_DIED]	= "owner_died",
+	[FUTEX_SPIN_STAT_RESPINS]	= "respins",
+};
+
+static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
+	[FUTEX_SPIN_ACQUIRED]		= "spin_acquired",
+	[FUTEX_SPIN_ABORTED_OWNER]	= "spin_aborted_owner",
+	[FUTEX_SPIN_ABORTED_RESCHED]	= "spin_aborted_resched",
+	[FUTEX_SPIN_ABORTED_FAULT]	= "spin_aborted_fault",
+	[FUTEX_SPIN_ABORTED_CAP]	= "spin_aborted_cap",
+	[FUTEX_SPIN_ABORTED_BOUND]	= "spin_aborted_bound",
 };
 
 /* Per CPU, so that counting does not add a shared cache line to the hot path. */
-static DEFINE_PER_CPU(unsigned long, futex_spin_stats[FS_NR_STATS]);
+static DEFINE_PER_CPU(unsigned long, futex_spin_stats[FUTEX_SPIN_NR_STATS]);
+static DEFINE_PER_CPU(unsigned long, futex_spin_outcomes[FUTEX_SPIN_NR_OUTCOMES]);
 static atomic_t futex_spin_live_heads = ATOMIC_INIT(0);
 static struct kmem_cache *futex_spin_head_cache;
 
@@ -150,6 +169,10 @@ static void futex_spin_count(enum futex_spin_stat stat)
 	this_cpu_inc(futex_spin_stats[stat]);
 }
 
+/* After the enums: the spin_aborted event prints the outcome by name. */
+#define CREATE_TRACE_POINTS
+#include <trace/events/futex_spin.h>
+
 /*
  * Queue heads. Allocation happens only when the first task of a key enters
  * the kernel; later arrivals find the head. Allocating before taking the
@@ -157,8 +180,8 @@ static void futex_spin_count(enum futex_spin_stat stat)
  * GFP_KERNEL allocations out of the bucket lock, which other futex
  * operations on unrelated keys share.
  */
-static struct futex_spin_head *head_find(struct futex_hash_bucket *hb,
-					 union futex_key *key)
+static struct futex_spin_head *futex_spin_head_find(struct futex_hash_bucket *hb,
+						    union futex_key *key)
 {
 	struct futex_spin_head *head;
 
@@ -169,7 +192,7 @@ static struct futex_spin_head *head_find(struct futex_hash_bucket *hb,
 	return NULL;
 }
 
-static struct futex_spin_head *head_alloc(union futex_key *key)
+static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 {
 	struct futex_spin_head *head;
 
@@ -184,20 +207,20 @@ static struct futex_spin_head *head_alloc(union futex_key *key)
 }
 
 /* Returns a referenced head, NULL if none exists and !@create. */
-static struct futex_spin_head *head_get(union futex_key *key, bool create)
+static struct futex_spin_head *futex_spin_head_get(union futex_key *key, bool create)
 {
 	struct futex_hash_bucket *hb = futex_hash(key);
 	struct futex_spin_head *head, *spare = NULL;
 
 	spin_lock(&hb->lock);
-	head = head_find(hb, key);
+	head = futex_spin_head_find(hb, key);
 	if (!head && create) {
 		spin_unlock(&hb->lock);
-		spare = head_alloc(key);
+		spare = futex_spin_head_alloc(key);
 		if (!spare)
 			return ERR_PTR(-ENOMEM);
 		spin_lock(&hb->lock);
-		head = head_find(hb, key);
+		head = futex_spin_head_find(hb, key);
 		if (!head) {
 			head = spare;
 			spare = NULL;
@@ -214,7 +237,7 @@ static struct futex_spin_head *head_get(union futex_key *key, bool create)
 	return head;
 }
 
-static void head_put(struct futex_spin_head *head)
+static void futex_spin_head_put(struct futex_spin_head *head)
 {
 	struct futex_hash_bucket *hb = futex_hash(&head->key);
 	bool last;
@@ -235,14 +258,16 @@ static void head_put(struct futex_spin_head *head)
 /*
  * Sleepers: real-time tasks first, by priority; everybody else in arrival
  * order. Nice levels do not order lock waiters: they share CPU time, and
- * FIFO among normal tasks is what bounds their wait.
+ * FIFO among normal tasks is what bounds their wait. The priority is the
+ * one the waiter had when it last went to sleep: nothing tells a lock
+ * without priority inheritance that a sleeping task's priority changed.
  */
-static int waiter_prio(struct task_struct *p)
+static int futex_spin_prio(struct task_struct *p)
 {
 	return p->prio < MAX_RT_PRIO ? p->prio : MAX_RT_PRIO;
 }
 
-static bool waiter_less(struct rb_node *a, const struct rb_node *b)
+static bool futex_spin_waiter_less(struct rb_node *a, const struct rb_node *b)
 {
 	struct futex_spin_waiter *wa = rb_entry(a, struct futex_spin_waiter, node);
 	struct futex_spin_waiter *wb = rb_entry(b, struct futex_spin_waiter, node);
@@ -252,33 +277,49 @@ static bool waiter_less(struct rb_node *a, const struct rb_node *b)
 	return wa->seq < wb->seq;
 }
 
-static struct futex_spin_waiter *first_sleeper(struct futex_spin_head *head)
+static struct futex_spin_waiter *futex_spin_first_sleeper(struct futex_spin_head *head)
 {
 	struct rb_node *node = rb_first_cached(&head->sleepers);
 
 	return node ? rb_entry(node, struct futex_spin_waiter, node) : NULL;
 }
 
-static void sleeper_add(struct futex_spin_head *head, struct futex_spin_waiter *w)
+/*
+ * Queue @w, or move it if its priority changed since it last slept. It
+ * keeps its arrival number, and with it its place among equals.
+ */
+static void futex_spin_sleeper_add(struct futex_spin_head *head,
+				   struct futex_spin_waiter *w)
 {
-	w->prio = waiter_prio(current);
-	w->seq = head->arrivals++;
-	w->queued = true;
-	rb_add_cached(&w->node, &head->sleepers, waiter_less);
+	int prio = futex_spin_prio(current);
+
+	if (w->queued) {
+		if (w->prio == prio)
+			return;
+		rb_erase_cached(&w->node, &head->sleepers);
+	} else {
+		w->seq = head->arrivals++;
+		WRITE_ONCE(w->queued, true);
+		futex_spin_count(FUTEX_SPIN_STAT_CONTENDED);
+		trace_futex_spin_contended(&head->key, w->tid);
+	}
+	w->prio = prio;
+	rb_add_cached(&w->node, &head->sleepers, futex_spin_waiter_less);
 }
 
-static void sleeper_del(struct futex_spin_head *head, struct futex_spin_waiter *w)
+static void futex_spin_sleeper_del(struct futex_spin_head *head,
+				   struct futex_spin_waiter *w)
 {
 	if (w->queued) {
 		rb_erase_cached(&w->node, &head->sleepers);
-		w->queued = false;
+		WRITE_ONCE(w->queued, false);
 	}
 	if (head->woken == w)
 		head->woken = NULL;
 }
 
-static bool has_sleepers_besides(struct futex_spin_head *head,
-				 struct futex_spin_waiter *w)
+static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
+					    struct futex_spin_waiter *w)
 {
 	struct rb_node *first = rb_first_cached(&head->sleepers);
 
@@ -287,16 +328,26 @@ static bool has_sleepers_besides(struct futex_spin_head *head,
 	return !w->queued || first != &w->node || rb_next(first);
 }
 
-/* Wake the first sleeper, which then answers for the WAITERS bit. */
-static bool wake_first(struct futex_spin_head *head, struct wake_q_head *wake_q)
+/*
+ * Wake the first sleeper, which then answers for the WAITERS bit. A woken
+ * sleeper that has not looked at the word yet already answers for it, and
+ * nobody else is woken, unless the first sleeper comes before it: a
+ * higher priority task that queued since. That one is woken too and takes
+ * the duty over, so that a real-time waiter does not sleep on a free lock
+ * until a lower priority task, woken before it queued, gets a CPU.
+ */
+static bool futex_spin_wake_first(struct futex_spin_head *head,
+				  struct wake_q_head *wake_q)
 {
-	struct futex_spin_waiter *w = first_sleeper(head);
+	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
 
-	if (!w || head->woken)
+	if (!w || w == head->woken)
+		return false;
+	if (head->woken && head->woken->prio <= w->prio)
 		return false;
 	head->woken = w;
 	wake_q_add(wake_q, w->task);
-	futex_spin_count(FS_WAKES);
+	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
 	return true;
 }
@@ -305,73 +356,73 @@ static bool wake_first(struct futex_spin_head *head, struct wake_q_head *wake_q)
  * @w stops waiting without the lock. If it was the woken sleeper, the
  * duty of looking at the word passes to the next one.
  */
-static void waiter_leave(struct futex_spin_head *head, struct futex_spin_waiter *w,
-			 struct wake_q_head *wake_q)
+static void futex_spin_waiter_leave(struct futex_spin_head *head,
+				    struct futex_spin_waiter *w,
+				    struct wake_q_head *wake_q)
 {
 	bool was_woken = head->woken == w;
 
-	sleeper_del(head, w);
+	futex_spin_sleeper_del(head, w);
 	if (was_woken)
-		wake_first(head, wake_q);
+		futex_spin_wake_first(head, wake_q);
 }
 
 /*
- * Change the word from *@uval to @nval. Returns 0 when it did, -EAGAIN with
- * *@uval updated when the word held something else (or the architecture
- * asked for a retry), -EFAULT on a fault. Page faults are disabled.
+ * Change the word from @uval to @nval, once. Returns 0 when it did,
+ * -EAGAIN when the word held something else or the architecture asks for
+ * a retry, -EFAULT on a fault. Page faults are disabled. A caller holding
+ * a spinlock drops it before trying again: on LL/SC architectures the
+ * helper gives up after a bounded number of attempts precisely so that
+ * nobody loops with a lock held while another CPU keeps writing the word.
  */
-static int word_cmpxchg(u32 __user *uaddr, u32 *uval, u32 nval)
+static int futex_spin_cmpxchg(u32 __user *uaddr, u32 uval, u32 nval)
 {
 	u32 curval;
 	int ret;
 
 	if (futex_spin_inject_eagain())
-		return futex_get_value_locked(uval, uaddr) ?: -EAGAIN;
-	ret = futex_cmpxchg_value_locked(&curval, uaddr, *uval, nval);
-	if (ret == -EAGAIN)
-		return futex_get_value_locked(uval, uaddr) ?: -EAGAIN;
+		return -EAGAIN;
+	ret = futex_cmpxchg_value_locked(&curval, uaddr, uval, nval);
 	if (ret)
 		return ret;
-	if (curval == *uval)
-		return 0;
-	*uval = curval;
-	return -EAGAIN;
+	return curval == uval ? 0 : -EAGAIN;
 }
 
 /*
  * Take the word if it is free, else make sure WAITERS is set so that the
  * owner's unlock enters the kernel. Called with head->lock held.
  * Returns 1 when the caller now owns the word, 0 when it may sleep, or
- * -EFAULT / -EDEADLK.
+ * -EAGAIN / -EFAULT / -EDEADLK.
  */
-static int take_or_mark(struct futex_spin_head *head, struct futex_spin_waiter *w,
-			u32 __user *uaddr)
+static int futex_spin_take_or_mark(struct futex_spin_head *head,
+				   struct futex_spin_waiter *w, u32 __user *uaddr)
 {
 	u32 uval, nval;
 	int ret;
 
 	ret = futex_get_value_locked(&uval, uaddr);
-	while (!ret || ret == -EAGAIN) {
-		if ((uval & FUTEX_TID_MASK) == w->tid)
-			return -EDEADLK;
-		if ((uval & FUTEX_TID_MASK) && (uval & FUTEX_WAITERS))
-			return 0;
+	if (ret)
+		return ret;
+	if ((uval & FUTEX_TID_MASK) == w->tid)
+		return -EDEADLK;
 
-		if (!(uval & FUTEX_TID_MASK)) {
-			nval = uval | w->tid;
-			if (has_sleepers_besides(head, w))
-				nval |= FUTEX_WAITERS;
-		} else {
-			nval = uval | FUTEX_WAITERS;
-		}
-
-		ret = word_cmpxchg(uaddr, &uval, nval);
-		if (!ret)
-			return !(uval & FUTEX_TID_MASK);
+	if (!(uval & FUTEX_TID_MASK)) {
+		nval = uval | w->tid;
+		if (futex_spin_has_sleepers_besides(head, w))
+			nval |= FUTEX_WAITERS;
+	} else if (uval & FUTEX_WAITERS) {
+		return 0;
+	} else {
+		nval = uval | FUTEX_WAITERS;
 	}
-	return ret;
+
+	ret = futex_spin_cmpxchg(uaddr, uval, nval);
+	if (ret)
+		return ret;
+	return !(uval & FUTEX_TID_MASK);
 }
 
+#ifdef CONFIG_LOCK_SPIN_ON_OWNER
 /*
  * Optimistic spinning: while the owner runs on a CPU its critical section is
  * likely short, and polling the word is cheaper than a sleep and a wakeup.
@@ -382,12 +433,12 @@ static int take_or_mark(struct futex_spin_head *head, struct futex_spin_waiter *
  * At most one task less than there are CPUs spins per lock: the owner needs
  * a CPU to finish, and a spinner beyond that only burns time.
  */
-static bool spin_allowed(struct futex_spin_head *head)
+static bool futex_spin_allowed(struct futex_spin_head *head)
 {
 	return atomic_inc_return(&head->spinners) < num_online_cpus();
 }
 
-static bool spin_stop(struct hrtimer_sleeper *to)
+static bool futex_spin_should_stop(struct hrtimer_sleeper *to)
 {
 	return need_resched() || signal_pending(current) || (to && !to->task);
 }
@@ -400,138 +451,418 @@ static bool spin_stop(struct hrtimer_sleeper *to)
  * enter the kernel and hand it the lock. Only a sleeper can be handed the
  * lock: a waiter not yet in the tree goes there first.
  */
-static bool waited_too_long(struct futex_spin_waiter *w)
+static bool futex_spin_waited_too_long(struct futex_spin_waiter *w)
 {
 	return ktime_get_ns() - w->since > FUTEX_SPIN_HANDOFF_NS;
 }
 
-/* Returns true when the word was taken. */
-static bool spin_on_owner(struct futex_spin_head *head, struct futex_spin_waiter *w,
-			  u32 __user *uaddr, struct hrtimer_sleeper *to)
+struct futex_spin_poll {
+	struct task_struct	*owner;
+	u32			owner_tid;
+	unsigned int		loops;
+	bool			starving;
+};
+
+/* One look at the word by the task at the head of the OSQ. */
+static enum futex_spin_outcome futex_spin_poll_word(struct futex_spin_head *head,
+						    struct futex_spin_waiter *w,
+						    u32 __user *uaddr,
+						    struct futex_spin_poll *p)
 {
-	enum futex_spin_stat why = FS_SPIN_ABORTED_RESCHED;
-	struct task_struct *owner = NULL;
-	u32 uval, owner_tid = 0;
-	unsigned int loops = 0;
-	bool taken = false, starving;
+	u32 uval;
 	int ret;
 
-	starving = waited_too_long(w);
-	if (starving && !w->queued) {
-		why = FS_SPIN_ABORTED_BOUND;
-		goto out_uncounted;
-	}
-	if (!spin_allowed(head)) {
-		why = FS_SPIN_ABORTED_CAP;
-		goto out;
-	}
+	if (READ_ONCE(head->handing_off))
+		return FUTEX_SPIN_ABORTED_OWNER;
+	if (futex_get_value_locked(&uval, uaddr))
+		return FUTEX_SPIN_ABORTED_FAULT;
 
-	preempt_disable();
+	if (!(uval & FUTEX_TID_MASK)) {
+		ret = futex_spin_cmpxchg(uaddr, uval, uval | w->tid);
+		if (ret == -EFAULT)
+			return FUTEX_SPIN_ABORTED_FAULT;
+		return ret ? FUTEX_SPIN_POLLING : FUTEX_SPIN_ACQUIRED;
+	}
+	/* Handed over to us, or a forged word: the locked path decides. */
+	if ((uval & FUTEX_TID_MASK) == w->tid)
+		return FUTEX_SPIN_ABORTED_OWNER;
+
+	if ((uval & FUTEX_TID_MASK) != p->owner_tid) {
+		p->owner_tid = uval & FUTEX_TID_MASK;
+		p->owner = find_task_by_vpid(p->owner_tid);
+	}
+	if (!p->owner || !owner_on_cpu(p->owner))
+		return FUTEX_SPIN_ABORTED_OWNER;
+
+	/* Reading the clock costs more than a poll of the word. */
+	if (!p->starving && !(++p->loops % 64))
+		p->starving = futex_spin_waited_too_long(w);
+	if (p->starving && !(uval & FUTEX_WAITERS)) {
+		if (!READ_ONCE(w->queued))
+			return FUTEX_SPIN_ABORTED_BOUND;
+		ret = futex_spin_cmpxchg(uaddr, uval, uval | FUTEX_WAITERS);
+		return ret == -EFAULT ? FUTEX_SPIN_ABORTED_FAULT : FUTEX_SPIN_POLLING;
+	}
+	cpu_relax();
+	return FUTEX_SPIN_POLLING;
+}
+
+/* Poll the word from the head of the OSQ until it is taken or not worth it. */
+static enum futex_spin_outcome futex_spin_osq(struct futex_spin_head *head,
+					      struct futex_spin_waiter *w,
+					      u32 __user *uaddr,
+					      struct hrtimer_sleeper *to,
+					      bool starving)
+{
+	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_RESCHED;
+	struct futex_spin_poll poll = { .starving = starving };
+
 	if (!osq_lock(&head->osq))
-		goto out_preempt;
+		return why;
 
 	WRITE_ONCE(w->spinning, true);
 	rcu_read_lock();
-	while (!spin_stop(to)) {
-		if (READ_ONCE(head->handing_off)) {
-			why = FS_SPIN_ABORTED_OWNER;
+	while (!futex_spin_should_stop(to)) {
+		why = futex_spin_poll_word(head, w, uaddr, &poll);
+		if (why != FUTEX_SPIN_POLLING)
 			break;
-		}
-		if (futex_get_value_locked(&uval, uaddr)) {
-			why = FS_SPIN_ABORTED_FAULT;
-			break;
-		}
-		if (!(uval & FUTEX_TID_MASK)) {
-			ret = word_cmpxchg(uaddr, &uval, uval | w->tid);
-			if (ret == -EFAULT) {
-				why = FS_SPIN_ABORTED_FAULT;
-				break;
-			}
-			if (!ret) {
-				taken = true;
-				break;
-			}
-			continue;
-		}
-		/* Handed over to us, or a forged word: the locked path decides. */
-		if ((uval & FUTEX_TID_MASK) == w->tid) {
-			why = FS_SPIN_ABORTED_OWNER;
-			break;
-		}
-		if ((uval & FUTEX_TID_MASK) != owner_tid) {
-			owner_tid = uval & FUTEX_TID_MASK;
-			owner = find_task_by_vpid(owner_tid);
-		}
-		if (!owner || !owner_on_cpu(owner)) {
-			why = FS_SPIN_ABORTED_OWNER;
-			break;
-		}
-		/* Reading the clock costs more than a poll of the word. */
-		if (!starving && !(++loops % 64))
-			starving = waited_too_long(w);
-		if (starving && !(uval & FUTEX_WAITERS)) {
-			if (!w->queued) {
-				why = FS_SPIN_ABORTED_BOUND;
-				break;
-			}
-			if (word_cmpxchg(uaddr, &uval,
-					 uval | FUTEX_WAITERS) == -EFAULT) {
-				why = FS_SPIN_ABORTED_FAULT;
-				break;
-			}
-			continue;
-		}
-		cpu_relax();
+		why = FUTEX_SPIN_ABORTED_RESCHED;
 	}
 	rcu_read_unlock();
 	WRITE_ONCE(w->spinning, false);
 	osq_unlock(&head->osq);
-out_preempt:
-	preempt_enable();
-out:
-	atomic_dec(&head->spinners);
-out_uncounted:
-	if (taken) {
-		futex_spin_count(FS_SPIN_ACQUIRED);
-		trace_futex_spin_spin_acquired(&head->key, w->tid);
-	} else {
-		futex_spin_count(why);
-		trace_futex_spin_spin_aborted(&head->key, why);
-	}
-	return taken;
+	return why;
 }
+
+static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
+						   struct futex_spin_waiter *w,
+						   u32 __user *uaddr,
+						   struct hrtimer_sleeper *to)
+{
+	bool starving = futex_spin_waited_too_long(w);
+	enum futex_spin_outcome why;
+
+	if (starving && !READ_ONCE(w->queued))
+		return FUTEX_SPIN_ABORTED_BOUND;
+	if (futex_spin_allowed(head)) {
+		preempt_disable();
+		why = futex_spin_osq(head, w, uaddr, to, starving);
+		preempt_enable();
+	} else {
+		why = FUTEX_SPIN_ABORTED_CAP;
+	}
+	atomic_dec(&head->spinners);
+	return why;
+}
+
+/* Returns true when the word was taken. */
+static bool futex_spin_on_owner(struct futex_spin_head *head,
+				struct futex_spin_waiter *w,
+				u32 __user *uaddr, struct hrtimer_sleeper *to)
+{
+	enum futex_spin_outcome why = futex_spin_try_spin(head, w, uaddr, to);
+
+	this_cpu_inc(futex_spin_outcomes[why]);
+	if (why == FUTEX_SPIN_ACQUIRED)
+		trace_futex_spin_spin_acquired(&head->key, w->tid);
+	else
+		trace_futex_spin_spin_aborted(&head->key, why);
+	return why == FUTEX_SPIN_ACQUIRED;
+}
+#else
+/* Without a CPU for the owner to run on meanwhile, spinning cannot pay. */
+static bool futex_spin_on_owner(struct futex_spin_head *head,
+				struct futex_spin_waiter *w,
+				u32 __user *uaddr, struct hrtimer_sleeper *to)
+{
+	return false;
+}
+#endif /* CONFIG_LOCK_SPIN_ON_OWNER */
 
 /*
  * A woken sleeper took the word by spinning: it leaves the tree and, if
  * others still sleep there, sets WAITERS for them, a duty it held as the
  * woken sleeper. The word is ours, so only WAITERS can change under us.
  */
-static int spin_taken_fixup(struct futex_spin_head *head, struct futex_spin_waiter *w,
-			    u32 __user *uaddr)
+static void futex_spin_taken_fixup(struct futex_spin_head *head,
+				   struct futex_spin_waiter *w, u32 __user *uaddr)
 {
-	bool others;
 	u32 uval;
 	int ret;
 
-retry:
+	for (;;) {
+		spin_lock(&head->lock);
+		futex_spin_sleeper_del(head, w);
+		ret = futex_get_value_locked(&uval, uaddr);
+		if (!ret && !(uval & FUTEX_WAITERS) &&
+		    futex_spin_has_sleepers_besides(head, w))
+			ret = futex_spin_cmpxchg(uaddr, uval, uval | FUTEX_WAITERS);
+		spin_unlock(&head->lock);
+
+		/*
+		 * The owner cannot lose the word to a fault: if the page is
+		 * gone for good, nobody can unlock it and the sleepers leave
+		 * by their timeouts.
+		 */
+		if (ret == -EAGAIN)
+			cond_resched();
+		else if (ret != -EFAULT || fault_in_user_writeable(uaddr))
+			return;
+	}
+}
+
+/*
+ * A waiter that cannot take the word now sleeps, unless its deadline has
+ * passed or a signal is pending.
+ */
+static int futex_spin_may_sleep(struct futex_spin_head *head,
+				struct futex_spin_waiter *w,
+				struct hrtimer_sleeper *to)
+{
+	if (to && !to->task) {
+		futex_spin_count(FUTEX_SPIN_STAT_TIMEOUTS);
+		trace_futex_spin_timeout(&head->key, w->tid);
+		return -ETIMEDOUT;
+	}
+	/* Run the handler, then restart with the same deadline. */
+	if (signal_pending(current))
+		return -ERESTARTNOINTR;
+	return 0;
+}
+
+/*
+ * One decision under the head lock: does the caller own the word, must it
+ * sleep, or does it leave? Returns 1 when it owns the word, 0 when it is
+ * queued with its task state set to sleep, -EAGAIN when it must look again
+ * after dropping the lock, or the error with which it left the queue.
+ *
+ * A task being killed takes nothing: it would die owning the word.
+ */
+static int futex_spin_lock_locked(struct futex_spin_head *head,
+				  struct futex_spin_waiter *w,
+				  u32 __user *uaddr, struct hrtimer_sleeper *to)
+{
+	DEFINE_WAKE_Q(wake_q);
+	int ret;
+
 	spin_lock(&head->lock);
-	sleeper_del(head, w);
-	others = has_sleepers_besides(head, w);
-	ret = futex_get_value_locked(&uval, uaddr);
-	if (!ret && others && !(uval & FUTEX_WAITERS)) {
-		do {
-			ret = word_cmpxchg(uaddr, &uval, uval | FUTEX_WAITERS);
-		} while (ret == -EAGAIN && !(uval & FUTEX_WAITERS));
+	if (w->handed) {
+		WRITE_ONCE(head->handing_off, head->handing_off - 1);
+		ret = 1;
+	} else if (fatal_signal_pending(current)) {
+		ret = -EINTR;
+	} else {
+		ret = futex_spin_take_or_mark(head, w, uaddr);
+		if (!ret)
+			ret = futex_spin_may_sleep(head, w, to);
+	}
+
+	if (ret == 1) {
+		futex_spin_sleeper_del(head, w);
+	} else if (!ret) {
+		futex_spin_sleeper_add(head, w);
+		if (head->woken == w)
+			head->woken = NULL;
+		set_current_state(TASK_INTERRUPTIBLE);
+	} else if (ret != -EAGAIN) {
+		futex_spin_waiter_leave(head, w, &wake_q);
 	}
 	spin_unlock(&head->lock);
+	wake_up_q(&wake_q);
+	return ret;
+}
 
+static void futex_spin_sleep(struct futex_spin_head *head,
+			     struct futex_spin_waiter *w,
+			     struct hrtimer_sleeper *to)
+{
+	futex_spin_count(FUTEX_SPIN_STAT_SLEEPS);
+	trace_futex_spin_sleep(&head->key, w->tid);
 	/*
-	 * The owner cannot lose the word to a fault: if the page is gone for
-	 * good, nobody can unlock it and the sleepers leave by their timeouts.
+	 * The timer may have fired since the check under the lock, while we
+	 * were still running: look again now that our state is set, or its
+	 * wakeup is lost. A signal needs no such care, schedule() returns at
+	 * once for a pending one.
 	 */
-	if (ret == -EFAULT && !fault_in_user_writeable(uaddr))
-		goto retry;
-	return 0;
+	if (!to || to->task)
+		schedule();
+	__set_current_state(TASK_RUNNING);
+	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
+}
+
+/* Wait for the word. Returns 0 once it is ours, or an error. */
+static int futex_spin_wait(struct futex_spin_head *head,
+			   struct futex_spin_waiter *w,
+			   u32 __user *uaddr, struct hrtimer_sleeper *to)
+{
+	bool spin = true;
+	int ret;
+
+	for (;;) {
+		/*
+		 * Only a handoff clears w->queued behind our back, and a word
+		 * handed to us is not taken by spinning: reading it here
+		 * does not race.
+		 */
+		if (spin && futex_spin_on_owner(head, w, uaddr, to)) {
+			if (READ_ONCE(w->queued))
+				futex_spin_taken_fixup(head, w, uaddr);
+			return 0;
+		}
+
+		ret = futex_spin_lock_locked(head, w, uaddr, to);
+		if (ret == 1)
+			return 0;
+		if (ret == -EAGAIN) {
+			cond_resched();
+			spin = false;
+			continue;
+		}
+		if (ret == -EFAULT) {
+			ret = fault_in_user_writeable(uaddr);
+			if (ret)
+				return ret;
+			spin = false;
+			continue;
+		}
+		if (ret)
+			return ret;
+
+		futex_spin_sleep(head, w, to);
+		/*
+		 * Woken: spin again if the owner runs. The sleeper keeps its
+		 * place in the tree meanwhile, so neither its priority order
+		 * nor its starvation bound is lost.
+		 */
+		spin = !READ_ONCE(w->handed);
+		if (spin) {
+			futex_spin_count(FUTEX_SPIN_STAT_RESPINS);
+			trace_futex_spin_respin(&head->key, w->tid);
+		}
+	}
+}
+
+/*
+ * Past the starvation bound, the first sleeper is handed the lock: at once
+ * if it is spinning, after twice the bound even asleep.
+ */
+static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_head *head)
+{
+	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
+	u64 waited;
+
+	if (!w)
+		return NULL;
+	waited = ktime_get_ns() - w->since;
+	if (waited > 2 * FUTEX_SPIN_HANDOFF_NS)
+		return w;
+	if (waited > FUTEX_SPIN_HANDOFF_NS && READ_ONCE(w->spinning))
+		return w;
+	return NULL;
+}
+
+static void futex_spin_hand_over(struct futex_spin_head *head,
+				 struct futex_spin_waiter *w,
+				 struct wake_q_head *wake_q)
+{
+	futex_spin_sleeper_del(head, w);
+	WRITE_ONCE(w->handed, true);
+	WRITE_ONCE(head->handing_off, head->handing_off + 1);
+	wake_q_add(wake_q, w->task);
+	futex_spin_count(FUTEX_SPIN_STAT_HANDOFFS);
+	trace_futex_spin_handoff(&head->key, w->tid);
+}
+
+/*
+ * The unlock's cmpxchg: from a word owned by @tid to @nval, once. Returns
+ * -EPERM when @tid does not own it, -EAGAIN when it changed under us.
+ */
+static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval)
+{
+	u32 uval;
+	int ret;
+
+	ret = futex_get_value_locked(&uval, uaddr);
+	if (ret)
+		return ret;
+	if ((uval & FUTEX_TID_MASK) != tid)
+		return -EPERM;
+	return futex_spin_cmpxchg(uaddr, uval, nval);
+}
+
+/* Release the word and serve the sleepers: one handed the lock, or one woken. */
+static int futex_spin_release_queued(struct futex_spin_head *head,
+				     u32 __user *uaddr, u32 tid)
+{
+	struct futex_spin_waiter *w;
+	DEFINE_WAKE_Q(wake_q);
+	u32 nval = 0;
+	int ret;
+
+	spin_lock(&head->lock);
+	w = futex_spin_handoff_target(head);
+	if (w) {
+		nval = w->tid;
+		if (futex_spin_has_sleepers_besides(head, w))
+			nval |= FUTEX_WAITERS;
+	}
+	ret = futex_spin_word_release(uaddr, tid, nval);
+	if (!ret && w)
+		futex_spin_hand_over(head, w, &wake_q);
+	else if (!ret)
+		futex_spin_wake_first(head, &wake_q);
+	spin_unlock(&head->lock);
+	wake_up_q(&wake_q);
+	return ret;
+}
+
+/*
+ * No queue head was found. A locker creates the head under the bucket lock
+ * before it looks at the word, so releasing under the bucket lock, after
+ * looking once more, leaves a locker arriving now either finding the word
+ * free or queued on a head that we then serve. Returns that head, with a
+ * reference, when there is one; else the word is released (*@ret == 0) or
+ * the error is in *@ret.
+ */
+static struct futex_spin_head *futex_spin_release_unqueued(union futex_key *key,
+							   u32 __user *uaddr,
+							   u32 tid, int *ret)
+{
+	struct futex_hash_bucket *hb = futex_hash(key);
+	struct futex_spin_head *head;
+
+	spin_lock(&hb->lock);
+	head = futex_spin_head_find(hb, key);
+	if (head)
+		head->refs++;
+	else
+		*ret = futex_spin_word_release(uaddr, tid, 0);
+	spin_unlock(&hb->lock);
+	return head;
+}
+
+static int futex_spin_release(union futex_key *key, u32 __user *uaddr, u32 tid)
+{
+	struct futex_spin_head *head;
+	int ret;
+
+	/* No head means nobody is inside FUTEX_SPIN_LOCK: nobody to wake. */
+	head = futex_spin_head_get(key, false);
+	futex_spin_stall(FUTEX_SPIN_STALL_UNLOCK);
+	for (;;) {
+		if (!head)
+			head = futex_spin_release_unqueued(key, uaddr, tid, &ret);
+		if (head)
+			ret = futex_spin_release_queued(head, uaddr, tid);
+
+		if (ret == -EAGAIN)
+			cond_resched();
+		else if (ret != -EFAULT || fault_in_user_writeable(uaddr))
+			break;
+	}
+	if (head)
+		futex_spin_head_put(head);
+	return ret;
 }
 
 int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
@@ -541,18 +872,17 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 	union futex_key key = FUTEX_KEY_INIT;
 	struct hrtimer_sleeper timeout, *to;
 	struct futex_spin_head *head;
-	bool spin = true;
 	int ret;
 
 	if (val || uaddr2 || val3)
 		return -EINVAL;
 
-	futex_spin_count(FS_LOCK_CALLS);
+	futex_spin_count(FUTEX_SPIN_STAT_LOCK_CALLS);
 	ret = get_futex_key(uaddr, flags, &key, FUTEX_WRITE);
 	if (ret)
 		return ret;
 
-	head = head_get(&key, true);
+	head = futex_spin_head_get(&key, true);
 	if (IS_ERR(head))
 		return PTR_ERR(head);
 
@@ -562,165 +892,39 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 	if (to)
 		hrtimer_sleeper_start_expires(to, HRTIMER_MODE_ABS);
 
-	for (;;) {
-		DEFINE_WAKE_Q(wake_q);
-
-		if (spin && spin_on_owner(head, &w, uaddr, to)) {
-			ret = w.queued ? spin_taken_fixup(head, &w, uaddr) : 0;
-			break;
-		}
-
-		spin_lock(&head->lock);
-		if (w.handed) {
-			WRITE_ONCE(head->handing_off, head->handing_off - 1);
-			spin_unlock(&head->lock);
-			ret = 0;
-			break;
-		}
-		ret = take_or_mark(head, &w, uaddr);
-		if (ret == 1) {
-			sleeper_del(head, &w);
-			spin_unlock(&head->lock);
-			ret = 0;
-			break;
-		}
-		if (!ret && to && !to->task) {
-			ret = -ETIMEDOUT;
-			futex_spin_count(FS_TIMEOUTS);
-			trace_futex_spin_timeout(&head->key, w.tid);
-		} else if (!ret && signal_pending(current)) {
-			/* Run the handler, then restart with the same deadline. */
-			ret = -ERESTARTNOINTR;
-		}
-		if (ret) {
-			waiter_leave(head, &w, &wake_q);
-			spin_unlock(&head->lock);
-			wake_up_q(&wake_q);
-			if (ret != -EFAULT)
-				break;
-			ret = fault_in_user_writeable(uaddr);
-			if (ret)
-				break;
-			continue;
-		}
-
-		if (!w.queued) {
-			sleeper_add(head, &w);
-			futex_spin_count(FS_CONTENDED);
-			trace_futex_spin_contended(&head->key, w.tid);
-		}
-		if (head->woken == &w)
-			head->woken = NULL;
-		set_current_state(TASK_INTERRUPTIBLE);
-		spin_unlock(&head->lock);
-
-		futex_spin_count(FS_SLEEPS);
-		trace_futex_spin_sleep(&head->key, w.tid);
-		/*
-		 * The timer may have fired since the check above, while we were
-		 * still running: look again now that our state is set, or its
-		 * wakeup is lost. A signal needs no such care, schedule()
-		 * returns at once for a pending one.
-		 */
-		if (!to || to->task)
-			schedule();
-		__set_current_state(TASK_RUNNING);
-		futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
-
-		/*
-		 * Woken: spin again if the owner runs. The sleeper keeps its
-		 * place in the tree meanwhile, so neither its priority order
-		 * nor its starvation bound is lost.
-		 */
-		spin = !w.handed;
-		if (spin) {
-			futex_spin_count(FS_RESPINS);
-			trace_futex_spin_respin(&head->key, w.tid);
-		}
+	ret = futex_spin_wait(head, &w, uaddr, to);
+	/*
+	 * Killed after the word became ours (handed over, or taken just as
+	 * the signal came): give it back, or the lock dies with us. The next
+	 * waiter is served as by an unlock.
+	 */
+	if (!ret && fatal_signal_pending(current)) {
+		futex_spin_release(&key, uaddr, w.tid);
+		ret = -EINTR;
 	}
 
 	if (to) {
 		hrtimer_cancel(&to->timer);
 		destroy_hrtimer_on_stack(&to->timer);
 	}
-	head_put(head);
+	futex_spin_head_put(head);
 	return ret;
 }
 
 int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
-		      u32 __user *uaddr2, u32 val3)
+		      ktime_t *time, u32 __user *uaddr2, u32 val3)
 {
-	u32 uval, nval, tid = task_pid_vnr(current);
 	union futex_key key = FUTEX_KEY_INIT;
-	struct futex_spin_waiter *w = NULL;
-	struct futex_spin_head *head;
-	DEFINE_WAKE_Q(wake_q);
-	int ret, woken = 0;
-	bool handoff;
+	int ret;
 
-	if (val || uaddr2 || val3 || (flags & FLAGS_CLOCKRT))
+	if (val || time || uaddr2 || val3)
 		return -EINVAL;
 
-	futex_spin_count(FS_UNLOCK_CALLS);
+	futex_spin_count(FUTEX_SPIN_STAT_UNLOCK_CALLS);
 	ret = get_futex_key(uaddr, flags, &key, FUTEX_WRITE);
 	if (ret)
 		return ret;
-
-	/* No head means nobody is inside FUTEX_SPIN_LOCK: nobody to wake. */
-	head = head_get(&key, false);
-	futex_spin_stall(FUTEX_SPIN_STALL_UNLOCK);
-retry:
-	handoff = false;
-	if (head) {
-		spin_lock(&head->lock);
-		w = first_sleeper(head);
-		if (w) {
-			u64 waited = ktime_get_ns() - w->since;
-
-			handoff = waited > 2 * FUTEX_SPIN_HANDOFF_NS ||
-				  (waited > FUTEX_SPIN_HANDOFF_NS &&
-				   READ_ONCE(w->spinning));
-		}
-	}
-
-	nval = 0;
-	if (handoff) {
-		nval = w->tid;
-		if (has_sleepers_besides(head, w))
-			nval |= FUTEX_WAITERS;
-	}
-	ret = futex_get_value_locked(&uval, uaddr);
-	while (!ret) {
-		if ((uval & FUTEX_TID_MASK) != tid) {
-			ret = -EPERM;
-			break;
-		}
-		ret = word_cmpxchg(uaddr, &uval, nval);
-		if (ret != -EAGAIN)
-			break;
-		ret = 0;
-	}
-
-	if (!ret && handoff) {
-		sleeper_del(head, w);
-		w->handed = true;
-		WRITE_ONCE(head->handing_off, head->handing_off + 1);
-		wake_q_add(&wake_q, w->task);
-		woken = 1;
-		futex_spin_count(FS_HANDOFFS);
-		trace_futex_spin_handoff(&head->key, w->tid);
-	} else if (!ret && head) {
-		woken = wake_first(head, &wake_q);
-	}
-	if (head)
-		spin_unlock(&head->lock);
-	wake_up_q(&wake_q);
-
-	if (ret == -EFAULT && !fault_in_user_writeable(uaddr))
-		goto retry;
-	if (head)
-		head_put(head);
-	return ret ? ret : woken;
+	return futex_spin_release(&key, uaddr, task_pid_vnr(current));
 }
 
 /*
@@ -744,32 +948,41 @@ void futex_spin_owner_died(u32 __user *uaddr)
 
 		if (get_futex_key(uaddr, key_flags[i], &key, FUTEX_READ))
 			continue;
-		head = head_get(&key, false);
+		head = futex_spin_head_get(&key, false);
 		if (!head)
 			continue;
 
 		spin_lock(&head->lock);
-		if (wake_first(head, &wake_q)) {
-			futex_spin_count(FS_OWNER_DIED);
+		if (futex_spin_wake_first(head, &wake_q)) {
+			futex_spin_count(FUTEX_SPIN_STAT_OWNER_DIED);
 			trace_futex_spin_owner_died(&head->key, 0);
 		}
 		spin_unlock(&head->lock);
 		wake_up_q(&wake_q);
-		head_put(head);
+		futex_spin_head_put(head);
 	}
+}
+
+static unsigned long futex_spin_sum(unsigned long __percpu *counter)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += *per_cpu_ptr(counter, cpu);
+	return sum;
 }
 
 static int futex_spin_stats_show(struct seq_file *m, void *v)
 {
-	int i, cpu;
+	int i;
 
-	for (i = 0; i < FS_NR_STATS; i++) {
-		unsigned long sum = 0;
-
-		for_each_possible_cpu(cpu)
-			sum += per_cpu(futex_spin_stats[i], cpu);
-		seq_printf(m, "%s %lu\n", futex_spin_stat_names[i], sum);
-	}
+	for (i = 0; i < FUTEX_SPIN_NR_STATS; i++)
+		seq_printf(m, "%s %lu\n", futex_spin_stat_names[i],
+			   futex_spin_sum(&futex_spin_stats[i]));
+	for (i = FUTEX_SPIN_ACQUIRED; i < FUTEX_SPIN_NR_OUTCOMES; i++)
+		seq_printf(m, "%s %lu\n", futex_spin_outcome_names[i],
+			   futex_spin_sum(&futex_spin_outcomes[i]));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(futex_spin_stats);

@@ -11,7 +11,7 @@
 /*
  * Every event names the futex by its key (address and offset within the
  * mapping or page, never a kernel pointer) and carries one value: the TID
- * of the waiter concerned, or for spin_aborted the reason counter index.
+ * of the waiter concerned; spin_aborted carries the reason instead.
  */
 DECLARE_EVENT_CLASS(futex_spin_event,
 		    TP_PROTO(union futex_key *key, u32 val),
@@ -61,10 +61,35 @@ DEFINE_EVENT(futex_spin_event, futex_spin_spin_acquired,
 	     TP_PROTO(union futex_key *key, u32 tid),
 	     TP_ARGS(key, tid));
 
-/* A spinner gave up: owner off CPU, need_resched, fault or spinner cap. */
-DEFINE_EVENT(futex_spin_event, futex_spin_spin_aborted,
-	     TP_PROTO(union futex_key *key, u32 reason),
-	     TP_ARGS(key, reason));
+TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_OWNER);
+TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_RESCHED);
+TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_FAULT);
+TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_CAP);
+TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_BOUND);
+
+/*
+ * A spinner gave up: owner off CPU (or the word reserved by a handoff),
+ * need_resched, a signal or the deadline, a fault, the spinner cap, or the
+ * starvation bound reached before queueing. The reasons are the values of
+ * enum futex_spin_outcome in kernel/futex/spin.c, the only includer.
+ */
+TRACE_EVENT(futex_spin_spin_aborted,
+	    TP_PROTO(union futex_key *key, u32 reason),
+	    TP_ARGS(key, reason),
+	    TP_STRUCT__entry(__field(unsigned long, word)
+			     __field(unsigned int, offset)
+			     __field(u32, reason)),
+	    TP_fast_assign(__entry->word = key->both.word;
+			   __entry->offset = key->both.offset;
+			   __entry->reason = reason;),
+	    TP_printk("key=%lx:%x reason=%s", __entry->word, __entry->offset,
+		      __print_symbolic(__entry->reason,
+				       { FUTEX_SPIN_ABORTED_OWNER, "owner" },
+				       { FUTEX_SPIN_ABORTED_RESCHED, "resched" },
+				       { FUTEX_SPIN_ABORTED_FAULT, "fault" },
+				       { FUTEX_SPIN_ABORTED_CAP, "cap" },
+				       { FUTEX_SPIN_ABORTED_BOUND, "bound" }))
+);
 
 /* A woken sleeper goes back to spinning. */
 DEFINE_EVENT(futex_spin_event, futex_spin_respin,

@@ -321,6 +321,7 @@ TEST_F(spin, einval_misaligned)
 TEST_F(spin, einval_args)
 {
 	__u32 *other = self->word + 1;
+	struct timespec ts = { 0 };
 
 	/* Nothing may be taken by a call that fails */
 	EXPECT_EQ(-1, futex_spin_syscall(self->word, self->lock_op, 1, NULL,
@@ -345,6 +346,13 @@ TEST_F(spin, einval_args)
 	EXPECT_EQ(-1, futex_spin_syscall(self->word, self->unlock_op, 0, NULL,
 					 NULL, 1));
 	EXPECT_EQ(EINVAL, errno);
+	/* The timeout argument, checked whole: an unlock takes none */
+	EXPECT_EQ(-1, futex_spin_syscall(self->word, self->unlock_op, 0, &ts,
+					 NULL, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, futex_spin_syscall(self->word, self->unlock_op, 0,
+					 (struct timespec *)(1UL << 32), NULL, 0));
+	EXPECT_EQ(EFAULT, errno);
 	EXPECT_EQ(self->tid, fs_load(self->word));
 	EXPECT_EQ(0, fs_unlock(self->word, self->unlock_op));
 	EXPECT_EQ(0, *other);
@@ -380,7 +388,8 @@ TEST_F(spin, einval_timespec)
 /*
  * Bits of the operation beyond the command, FUTEX_PRIVATE_FLAG and
  * FUTEX_CLOCK_REALTIME make another command of it: it fails as unknown
- * futex commands do. FUTEX_CLOCK_REALTIME means nothing to an unlock.
+ * futex commands do. FUTEX_CLOCK_REALTIME means nothing to an unlock, and
+ * makes it unknown too, as for every futex command without a timeout.
  */
 TEST_F(spin, unknown_flags)
 {
@@ -407,7 +416,7 @@ TEST_F(spin, unknown_flags)
 			TH_LOG("FUTEX_SPIN_UNLOCK with flag %#x", bits[i]);
 		EXPECT_EQ(self->tid, fs_load(self->word));
 	}
-	EXPECT_EQ(-EINVAL, fs_unlock(self->word,
+	EXPECT_EQ(unknown, fs_unlock(self->word,
 				     self->unlock_op | FUTEX_CLOCK_REALTIME));
 	EXPECT_EQ(self->tid, fs_load(self->word));
 	EXPECT_EQ(0, fs_unlock(self->word, self->unlock_op));
@@ -484,7 +493,7 @@ TEST_F(spin, unlock_wakes_one)
 	EXPECT_EQ(self->tid | FUTEX_WAITERS, fs_load(self->word));
 
 	__atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);
-	EXPECT_EQ(1, fs_unlock(self->word, self->unlock_op));
+	EXPECT_EQ(0, fs_unlock(self->word, self->unlock_op));
 	EXPECT_NE(self->tid, fs_load(self->word) & FUTEX_TID_MASK);
 
 	/* The first queued takes it; the other sleeps on, still flagged */
@@ -1338,7 +1347,7 @@ TEST_F(spin_shm, file_mapping)
 	};
 	ASSERT_TRUE(waiter_queue(&w));
 	__atomic_store_n(&released, 1, __ATOMIC_SEQ_CST);
-	EXPECT_EQ(1, fs_unlock(w1, FUTEX_SPIN_UNLOCK));
+	EXPECT_EQ(0, fs_unlock(w1, FUTEX_SPIN_UNLOCK));
 	ASSERT_EQ(0, fs_join(w.thread, NULL));
 	EXPECT_EQ(0, w.ret);
 	EXPECT_FALSE(w.early);
