@@ -30,7 +30,8 @@
  * Every wait in the kernel has a deadline (a NULL timeout on an honest lock
  * an implicit one, FOREVER_BOUND), or its task is killed, so a lost wakeup
  * shows as a watchdog report, not as a hung test. Kernel bugs (a broken
- * honest lock, a task stuck past its deadline, a lock granted together
+ * honest lock, a task stuck past its deadline, a waiter left asleep on a
+ * free honest lock (sampled by the harness), a lock granted together
  * with an error, a sleeper starved past the handoff bound, an undocumented
  * result, live queue heads after the run, a splat in the kernel log) are
  * TAP failures, each reported with the last operations of the thread that
@@ -68,6 +69,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 
 #include "kselftest.h"
@@ -301,6 +303,7 @@ enum check {
 	CK_EXCL,	/* honest locks exclusive, word names the owner */
 	CK_STARVE,	/* honest sleepers get the lock within the handoff bound */
 	CK_ABI,		/* FUTEX_SPIN_* return values and errnos as documented */
+	CK_LIVE,	/* nobody sleeps in FUTEX_SPIN_LOCK on a free honest lock */
 	CK_HEADS,	/* no live queue head after the run */
 	CK_KLOG,	/* no splat in the kernel log during the run */
 	NR_CHECKS
@@ -313,6 +316,8 @@ static const char * const check_names[NR_CHECKS] = {
 	[CK_EXCL]	= "honest locks stay exclusive and name their owner",
 	[CK_STARVE]	= "honest sleepers are not starved past the handoff bound (lost wakeups)",
 	[CK_ABI]	= "FUTEX_SPIN_LOCK/UNLOCK results and errnos as documented",
+	[CK_LIVE]	=
+		"no task stays asleep in FUTEX_SPIN_LOCK on a free honest lock (lost wakeups)",
 	[CK_HEADS]	= "no live futex_spin queue heads after the run",
 	[CK_KLOG]	= "kernel log has no splat from the run",
 };
@@ -357,7 +362,13 @@ struct slot {
 	unsigned long long deadline;
 	unsigned long long stopped0;
 	unsigned long long uaddr;
+	/*
+	 * Honest lock index + 1 while in FUTEX_SPIN_LOCK or FUTEX_SPIN_UNLOCK
+	 * on it (op says which), 0 otherwise: the liveness check watches it.
+	 */
+	unsigned int hlock;
 	unsigned int reported;		/* seq already reported as hung */
+	unsigned int live_reported;	/* seq already reported as asleep */
 	unsigned int doom;		/* fork child generation being killed */
 	unsigned int tid;
 	unsigned int gid;
@@ -414,6 +425,7 @@ struct config {
 	unsigned int emulate;
 	unsigned int rt;
 	unsigned int kill_ms;
+	unsigned int live_ms;
 	int memfd;
 };
 
@@ -430,6 +442,7 @@ struct shm_hdr {
 	unsigned long long owner_died_seen;
 	unsigned long long starve_checked;
 	unsigned long long lock_waits_1s;
+	unsigned long long live_checked;
 	struct proc_rec procs[MAX_PROCS];
 	struct tstate ts[TS_SIZE];
 	struct fail_rec fails[MAX_FAILS];
@@ -863,6 +876,7 @@ static void wd_begin(struct worker *w, int op, void *uaddr,
 
 static void wd_end(struct worker *w)
 {
+	RSTORE(&w->sl->hlock, 0);
 	STORE(&w->sl->seq, w->sl->seq + 1);
 }
 
@@ -1479,6 +1493,7 @@ static void honest_lock(struct worker *w, int op)
 	sigs0 = RLOAD(&tls_sigs);
 	before = RLOAD(&l->word);
 	t0 = mono_ns();
+	RSTORE(&w->sl->hlock, li + 1);
 	ret = spin_call(w, op, &l->word, spin_lock_op(fop), 0, tp, NULL, 0,
 			t.deadline, &err);
 	after = RLOAD(&l->word);
@@ -1589,6 +1604,7 @@ static void honest_unlock(struct worker *w)
 		account(w, OP_H_UNLOCK_FAST, EB_OK, wid, 0, before, 0, 0, 0);
 	} else {
 		before = LOAD(&l->word);
+		RSTORE(&w->sl->hlock, h->li + 1);
 		ret = spin_call(w, OP_H_UNLOCK, &l->word,
 				spin_unlock_op(h->fop), 0, NULL, NULL, 0, 0,
 				&err);
@@ -2850,6 +2866,17 @@ static __noreturn void worker_proc(int slot, bool via_exec)
 /* ------------------------------------------------------------------ */
 /* The harness                                                         */
 
+/* A run of liveness samples that saw one call's honest lock word free. */
+struct live_run {
+	unsigned int seq;		/* the call: its slot's seq */
+	unsigned int samples;
+	unsigned int word;		/* the last one seen */
+	unsigned int windowed;		/* seq already counted as a full window */
+	unsigned int reported;		/* seq already reported */
+	unsigned long long since;	/* first sample of the run, 0: none */
+	unsigned long long last;	/* last sample of the run */
+};
+
 struct harness {
 	struct worker hw;		/* for accounting kills and stops */
 	unsigned long long start, end, stop_at, kill_at;
@@ -2866,6 +2893,8 @@ struct harness {
 	char heads_msg[256];
 	int klog_result;
 	char klog_msg[256];
+	struct live_run live[2 * NR_WSLOTS];
+	unsigned long long live_samples, live_windows, live_deferred;
 };
 
 static struct harness X;
@@ -3022,15 +3051,23 @@ static void hang_report(int s, struct slot *sl, pid_t pid, unsigned int tid,
 	free(text);
 }
 
-/* A record is only worth a report while its task exists and is no zombie. */
-static bool task_alive(pid_t pid, unsigned int tid)
+/* The state letter of a task in /proc/.../stat, '?' when it is gone. */
+static char task_state(pid_t pid, unsigned int tid)
 {
 	char path[64], stat[256], *p;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%u/stat", pid, tid);
 	read_file(path, stat, sizeof(stat));
 	p = strrchr(stat, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* A record is only worth a report while its task exists and is no zombie. */
+static bool task_alive(pid_t pid, unsigned int tid)
+{
+	char st = task_state(pid, tid);
+
+	return st != '?' && st != 'Z' && st != 'X';
 }
 
 /*
@@ -3096,6 +3133,168 @@ static void watchdog(unsigned long long now)
 			      "worker process %d (pid %d) started an exec %.1f s ago and did not come back",
 			      p, pr->pid, (double)(now - pr->doomed_at) / NSEC);
 		}
+	}
+}
+
+/*
+ * Liveness: a task must not stay asleep in FUTEX_SPIN_LOCK while the word
+ * has no owner. The kernel's invariant says a sleeper is only ever left
+ * behind a free word while somebody is about to look at it again: the
+ * sleeper an unlock or a robust list walk woke (runnable until it has
+ * looked), an unlocker between its cmpxchg and its wakeup (inside
+ * FUTEX_SPIN_UNLOCK), a dying owner between marking OWNER_DIED and the
+ * wakeup (an exiting thread or a process being killed). A lost wakeup
+ * leaves the waiter asleep until its deadline instead, which may be
+ * seconds or never for a NULL timeout, and the deadline watchdog cannot
+ * tell that from a waiter behind a busy lock.
+ *
+ * The harness samples the words of the honest locks that tasks wait for
+ * (a shared one in our own mapping, a private one with process_vm_readv()
+ * from the waiter's process). A waiter is reported when every sample over
+ * the window (-L) saw the word without a TID, its call is still the same,
+ * its process was neither stopped nor dying meanwhile, it is asleep (S),
+ * and nothing of the above that could still wake it exists right now. A
+ * gap in the sampling (the harness did not run) starts the run again:
+ * what was not looked at cannot count as free.
+ */
+/* The operations that publish the honest lock they wait for. */
+static bool op_waits_honest(unsigned int op)
+{
+	return op == OP_H_LOCK || op == OP_H_LOCK_PAST || op == OP_H_LOCK_FOREVER;
+}
+
+static bool live_word(int li, pid_t pid, unsigned long long uaddr,
+		      unsigned int *word)
+{
+	struct iovec local = { word, sizeof(*word) };
+	struct iovec remote = { (void *)(unsigned long)uaddr, sizeof(*word) };
+
+	if (li < (int)H->cfg.nhs) {
+		*word = LOAD(&((struct hlock *)(P.shm + OFF_HS) + li)->word);
+		return true;
+	}
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == sizeof(*word);
+}
+
+/* Could anybody still wake a sleeper of honest lock @li (process @p's)? */
+static bool live_wake_pending(int li, unsigned int p, unsigned int self)
+{
+	unsigned int s, q;
+
+	for (q = 0; q < H->cfg.nprocs; q++)
+		if (H->procs[q].pid && LOAD(&H->procs[q].doomed))
+			return true;
+	for (s = 0; s < 2 * NR_WSLOTS; s++) {
+		struct slot *sl = &H->slots[s];
+		unsigned int seq = LOAD(&sl->seq), op = RLOAD(&sl->op);
+		unsigned int sp = (s % NR_WSLOTS) / MAX_THREADS;
+		char st;
+
+		if (!(seq & 1) || s == self)
+			continue;
+		/* dying owners: their robust list walk wakes a sleeper */
+		if (op == OP_THREAD_EXIT)
+			return true;
+		if (op == OP_FORK && gid_dead(LOAD(&H->slots[NR_WSLOTS + s].gid)))
+			return true;
+		if (RLOAD(&sl->hlock) != (unsigned int)li + 1 ||
+		    (li >= (int)H->cfg.nhs && sp != p))
+			continue;
+		if (op == OP_H_UNLOCK)
+			return true;
+		if (!op_waits_honest(op))
+			continue;
+		st = task_state(s >= NR_WSLOTS ? (pid_t)sl->tid : H->procs[sp].pid,
+				sl->tid);
+		/* runnable: maybe the woken sleeper that has not looked yet */
+		if (st != 'S' && st != 'T' && st != '?')
+			return true;
+	}
+	return false;
+}
+
+static void live_report(unsigned int s, struct slot *sl, pid_t pid, int li,
+			struct live_run *lr, unsigned long long now)
+{
+	char stack[1536], wchan[64], path[96], ws[24], *text;
+	size_t n, len = FAIL_TEXT;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/stack", pid, sl->tid);
+	read_file(path, stack, sizeof(stack));
+	snprintf(path, sizeof(path), "/proc/%d/task/%u/wchan", pid, sl->tid);
+	read_file(path, wchan, sizeof(wchan));
+	fmt_wid(ws, sizeof(ws), hl_wid(li));
+	text = malloc(len);
+	if (!text)
+		return;
+	n = snprintf(text, len,
+		     "honest lock %s: tid %u (pid %d, slot %d%s) asleep in %s (futex op %#x) %.3f s after it started, while the word had no owner (last seen %#x) in all %u samples over the last %.3f s, with no unlocker, runnable waiter or dying owner left to wake it; wchan %s; kernel stack:\n%s",
+		     ws, sl->tid, pid, s, s >= NR_WSLOTS ? ", fork child" : "",
+		     op_names[sl->op % NR_OPS], sl->fop,
+		     (double)(now - sl->start) / NSEC, lr->word, lr->samples,
+		     (double)(now - lr->since) / NSEC, wchan, stack);
+	if (n < len - 1)
+		ring_format(sl, text + n, len - n);
+	failf(NULL, CK_LIVE, "%s", text);
+	free(text);
+}
+
+static void live_check(unsigned long long now)
+{
+	unsigned long long win = H->cfg.live_ms * MSEC;
+	unsigned int s;
+
+	if (!win)
+		return;
+	for (s = 0; s < 2 * NR_WSLOTS; s++) {
+		struct slot *sl = &H->slots[s];
+		struct live_run *lr = &X.live[s];
+		unsigned int seq = LOAD(&sl->seq), p, word, tid, hl, op;
+		unsigned long long uaddr;
+		struct proc_rec *pr;
+		pid_t pid;
+
+		hl = RLOAD(&sl->hlock);
+		op = RLOAD(&sl->op);
+		tid = sl->tid;
+		uaddr = sl->uaddr;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		p = (s % NR_WSLOTS) / MAX_THREADS;
+		pr = &H->procs[p];
+		pid = s >= NR_WSLOTS ? (pid_t)tid : pr->pid;
+		if (!(seq & 1) || !hl || !op_waits_honest(op) ||
+		    LOAD(&sl->seq) != seq || !pr->pid || LOAD(&pr->doomed) ||
+		    pr->stop_since ||
+		    (s >= NR_WSLOTS && LOAD(&sl->doom) == sl->incarn) ||
+		    !live_word(hl - 1, pid, uaddr, &word) ||
+		    LOAD(&sl->seq) != seq || (word & FUTEX_TID_MASK)) {
+			lr->since = 0;
+			continue;
+		}
+		X.live_samples++;
+		if (lr->seq != seq || (lr->since && now - lr->last > win / 4))
+			lr->since = 0;
+		if (!lr->since) {
+			lr->seq = seq;
+			lr->since = now;
+			lr->samples = 0;
+		}
+		lr->last = now;
+		lr->samples++;
+		lr->word = word;
+		if (now - lr->since < win || lr->samples < win / (20 * MSEC) ||
+		    lr->reported == seq)
+			continue;
+		if (lr->windowed != seq)
+			X.live_windows++;
+		lr->windowed = seq;
+		if (task_state(pid, tid) != 'S' ||
+		    live_wake_pending(hl - 1, p, s)) {
+			X.live_deferred++;
+			continue;
+		}
+		lr->reported = seq;
+		live_report(s, sl, pid, hl - 1, lr, now);
 	}
 }
 
@@ -3247,6 +3446,7 @@ static void run_harness(unsigned long long duration)
 		now = mono_ns();
 		reap();
 		watchdog(now);
+		live_check(now);
 		print_fails(false);
 		if (!X.stopping) {
 			chaos(now);
@@ -3290,7 +3490,8 @@ static void run_harness(unsigned long long duration)
 				       LOAD(&H->fail_next));
 			X.next_progress = now + 10 * NSEC;
 		}
-		sleep_ns(10 * MSEC);
+		/* often enough for the liveness samples */
+		sleep_ns(5 * MSEC);
 	}
 
 	/* Orphaned fork children come to us (child subreaper): reap them. */
@@ -3467,6 +3668,10 @@ static void print_counts(double secs)
 		       H->owner_died_seen, H->lock_waits_1s);
 	ksft_print_msg("honest timeouts after >= 1 s checked against the handoff bound: %llu\n",
 		       H->starve_checked);
+	ksft_print_msg("liveness (-L %u ms): %llu samples of a free word under a waiter\n",
+		       H->cfg.live_ms, X.live_samples);
+	ksft_print_msg("  %llu waits saw it free for a whole window, %llu samples deferred\n",
+		       X.live_windows, X.live_deferred);
 }
 
 static void usage(const char *prog)
@@ -3474,7 +3679,8 @@ static void usage(const char *prog)
 	unsigned int g;
 
 	printf("Usage: %s [-s SEED] [-t SECONDS | -n OPS] [-p PROCS] [-T THREADS]\n"
-	       "          [-H LOCKS] [-S SLACK] [-k KILL_MS] [-d GROUP,...] [-e] [-r]\n"
+	       "          [-H LOCKS] [-S SLACK] [-k KILL_MS] [-L LIVE_MS] [-d GROUP,...]\n"
+	       "          [-e] [-r]\n"
 	       "  -s  seed (printed at start; replays the same choices)\n"
 	       "  -t  run time in seconds (default 60)\n"
 	       "  -n  stop after about this many operations\n"
@@ -3483,6 +3689,8 @@ static void usage(const char *prog)
 	       "  -H  shared honest locks (1-%d, default 4)\n"
 	       "  -S  watchdog slack in seconds (default 10)\n"
 	       "  -k  mean interval between harness SIGKILLs in ms (0: none, default 3000)\n"
+	       "  -L  liveness window in ms: a waiter asleep on a free honest lock\n"
+	       "      that long fails (0: off, default 1000)\n"
 	       "  -d  disable groups of operations:",
 	       prog, MAX_PROCS, MAX_THREADS, MAX_HS);
 	for (g = 0; g < NR_GROUPS; g++)
@@ -3526,6 +3734,7 @@ int main(int argc, char **argv)
 {
 	unsigned long long seed = 0, duration = 0, ops = 0;
 	unsigned int nprocs = 3, nthreads = 6, nhs = 4, kill_ms = 3000;
+	unsigned int live_ms = 1000;
 	unsigned int disabled = 0, emulate = 0, rt = 0;
 	unsigned long long slack = 10;
 	bool have_seed = false;
@@ -3542,7 +3751,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "--exec-worker"))
 		exec_worker(atoi(argv[2]), atoi(argv[3]));
 
-	while ((c = getopt(argc, argv, "s:t:n:p:T:H:S:k:d:erch")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:n:p:T:H:S:k:L:d:erch")) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -3568,6 +3777,9 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			kill_ms = atoi(optarg);
+			break;
+		case 'L':
+			live_ms = atoi(optarg);
 			break;
 		case 'd':
 			disabled |= parse_groups(optarg);
@@ -3598,8 +3810,8 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	ksft_set_plan(NR_CHECKS);
 	ksft_print_msg("futex_spin_fuzz: seed %llu\n", seed);
-	ksft_print_msg("replay: %s -s %llu -p %u -T %u -H %u -k %u%s%s%s",
-		       argv[0], seed, nprocs, nthreads, nhs, kill_ms,
+	ksft_print_msg("replay: %s -s %llu -p %u -T %u -H %u -k %u -L %u%s%s%s",
+		       argv[0], seed, nprocs, nthreads, nhs, kill_ms, live_ms,
 		       emulate ? " -e" : "", rt ? " -r" : "",
 		       disabled ? " -d " : "");
 	for (g = 0; g < NR_GROUPS; g++)
@@ -3642,6 +3854,7 @@ int main(int argc, char **argv)
 	H->cfg.emulate = emulate;
 	H->cfg.rt = rt;
 	H->cfg.kill_ms = kill_ms;
+	H->cfg.live_ms = live_ms;
 	H->cfg.memfd = memfd;
 	H->t0 = mono_ns();
 	P.shm = (char *)H;
