@@ -26,6 +26,9 @@
  *    execs the program again while other processes wait for locks its
  *    siblings hold (de_thread() kills the siblings, their robust lists
  *    hand the locks on).
+ *  - the owner of a non-robust "kill lock" SIGKILLs a forked waiter right
+ *    before or after the unlock that may hand the lock to it: a waiter
+ *    killed before the unlock must not die owning the lock.
  *
  * Every wait in the kernel has a deadline (a NULL timeout on an honest lock
  * an implicit one, FOREVER_BOUND), or its task is killed, so a lost wakeup
@@ -124,6 +127,8 @@
 #define MAX_HELD	3
 #define MAX_OWNED	4
 #define DEAD_RING	256
+#define NR_KL		2
+#define NR_KC		3
 #define MAX_FAILS	48
 #define FAILS_PER_CHECK	8
 #define FAIL_TEXT	8192
@@ -178,6 +183,7 @@ enum op {
 	OP_FORK,
 	OP_EXEC,
 	OP_THREAD_EXIT,
+	OP_H_KILL_WAITER,
 	OP_CHILD_KILL,
 	OP_PROC_KILL,
 	OP_PROC_STOP,
@@ -226,6 +232,7 @@ static const char * const op_names[NR_OPS] = {
 	[OP_FORK]		= "fork",
 	[OP_EXEC]		= "exec",
 	[OP_THREAD_EXIT]	= "thread_exit",
+	[OP_H_KILL_WAITER]	= "h_kill_waiter",
 	[OP_CHILD_KILL]		= "child_kill",
 	[OP_PROC_KILL]		= "proc_sigkill",
 	[OP_PROC_STOP]		= "proc_sigstop",
@@ -304,6 +311,7 @@ enum check {
 	CK_STARVE,	/* honest sleepers get the lock within the handoff bound */
 	CK_ABI,		/* FUTEX_SPIN_* return values and errnos as documented */
 	CK_LIVE,	/* nobody sleeps in FUTEX_SPIN_LOCK on a free honest lock */
+	CK_KILLED,	/* a waiter killed while it gets the lock does not keep it */
 	CK_HEADS,	/* no live queue head after the run */
 	CK_KLOG,	/* no splat in the kernel log during the run */
 	NR_CHECKS
@@ -318,6 +326,8 @@ static const char * const check_names[NR_CHECKS] = {
 	[CK_ABI]	= "FUTEX_SPIN_LOCK/UNLOCK results and errnos as documented",
 	[CK_LIVE]	=
 		"no task stays asleep in FUTEX_SPIN_LOCK on a free honest lock (lost wakeups)",
+	[CK_KILLED]	=
+		"a waiter SIGKILLed before the unlock that hands it the lock does not die owning it",
 	[CK_HEADS]	= "no live futex_spin queue heads after the run",
 	[CK_KLOG]	= "kernel log has no splat from the run",
 };
@@ -341,6 +351,21 @@ struct aword {
 };
 
 #define HL_OFFSET	((long)offsetof(struct hlock, word) - (long)offsetof(struct hlock, node))
+
+/*
+ * The kill locks: honest, process-shared and not robust, for the waiters
+ * that h_kill_waiter SIGKILLs while it unlocks. Not robust, because a
+ * robust lock of a killed task gets OWNER_DIED and a wakeup anyway: only
+ * without that does a dead owner block the lock for good.
+ */
+struct klock {
+	unsigned int word;
+	unsigned int holder;		/* TID inside the critical section */
+	unsigned long long pad[7];
+};
+
+/* What an h_kill_waiter child says about its FUTEX_SPIN_LOCK call. */
+enum { KC_NONE, KC_INSIDE, KC_OWNED, KC_DONE, KC_FAILED };
 
 struct ring_ent {
 	unsigned long long t;
@@ -376,6 +401,9 @@ struct slot {
 	unsigned long long ops;
 	unsigned int ring_pos;
 	int last_other;
+	/* the children of an h_kill_waiter in progress */
+	unsigned int kc_state[NR_KC];
+	int kc_err[NR_KC];
 	struct ring_ent ring[RING];
 	unsigned long long cnt[NR_OPS][NR_EB];
 };
@@ -442,7 +470,11 @@ struct shm_hdr {
 	unsigned long long owner_died_seen;
 	unsigned long long starve_checked;
 	unsigned long long lock_waits_1s;
-	unsigned long long live_checked;
+	unsigned long long kill_ops[2];		/* kill before, after the unlock */
+	unsigned long long kill_late;		/* returned owning, then died */
+	unsigned long long kill_undecided;
+	unsigned long long kill_repairs;
+	struct klock klocks[NR_KL];
 	struct proc_rec procs[MAX_PROCS];
 	struct tstate ts[TS_SIZE];
 	struct fail_rec fails[MAX_FAILS];
@@ -759,13 +791,15 @@ static unsigned long long slot_budget;
 
 static const char * const wkind_names[] = {
 	"hs", "hp", "as", "as@alias", "as@cow", "as@ro", "ap", "av", "bad",
+	"kl",
 };
 
 static int fmt_wid(char *b, size_t n, int wid)
 {
 	if (wid < 0)
 		return snprintf(b, n, "-");
-	return snprintf(b, n, "%s%d", wkind_names[wid / 1000 % 9], wid % 1000);
+	return snprintf(b, n, "%s%d", wkind_names[wid / 1000 % ARRAY_SIZE(wkind_names)],
+			wid % 1000);
 }
 
 static size_t ring_format(struct slot *sl, char *buf, size_t len)
@@ -1061,7 +1095,7 @@ static void setup_process(int slot)
 /* Words                                                               */
 
 enum wkind { WK_HS, WK_HP, WK_AS, WK_ALIAS, WK_COW, WK_RO, WK_AP, WK_AV,
-	     WK_BAD };
+	     WK_BAD, WK_KL };
 
 static char *view_base(int kind)
 {
@@ -2375,6 +2409,7 @@ static const unsigned short base_weights[NR_OPS] = {
 	[OP_FORK]		= 6,
 	[OP_EXEC]		= 2,
 	[OP_THREAD_EXIT]	= 5,
+	[OP_H_KILL_WAITER]	= 5,
 };
 
 static int op_group(int op)
@@ -2393,6 +2428,7 @@ static int op_group(int op)
 	case OP_FORK:		return G_FORK;
 	case OP_EXEC:		return G_EXEC;
 	case OP_THREAD_EXIT:	return G_EXIT;
+	case OP_H_KILL_WAITER:	return G_FORK;
 	}
 	return G_KILL;
 }
@@ -2421,7 +2457,7 @@ static void set_weights(struct worker *w)
 		if (op == OP_ROBUST_SET && !w->abuser)
 			wt = 0;
 		if (w->child && (op == OP_FORK || op == OP_EXEC ||
-				 op == OP_THREAD_EXIT))
+				 op == OP_THREAD_EXIT || op == OP_H_KILL_WAITER))
 			wt = 0;
 		w->weights[op] = wt;
 		w->wsum += wt;
@@ -2431,6 +2467,7 @@ static void set_weights(struct worker *w)
 static void fork_op(struct worker *w);
 static void exec_op(struct worker *w);
 static void thread_exit_op(struct worker *w);
+static void kill_waiter_op(struct worker *w);
 
 static void step(struct worker *w)
 {
@@ -2499,6 +2536,9 @@ static void step(struct worker *w)
 		break;
 	case OP_THREAD_EXIT:
 		thread_exit_op(w);
+		break;
+	case OP_H_KILL_WAITER:
+		kill_waiter_op(w);
 		break;
 	default:
 		other_op(w, op);
@@ -2707,6 +2747,256 @@ static void thread_exit_op(struct worker *w)
 	wd_begin(w, OP_THREAD_EXIT, NULL, 0);
 	STORE(&P.exited[w->tslot], 1);
 	syscall(SYS_exit, 0);
+}
+
+/*
+ * SIGKILL for a waiter that is being handed the lock. A kill lock's owner
+ * forks waiters that block in FUTEX_SPIN_LOCK on it, one after the other,
+ * then SIGKILLs one of them right before or right after its
+ * FUTEX_SPIN_UNLOCK, after a pause that takes the first sleeper past the
+ * handoff bound or not. The kill lands while the kernel wakes the victim,
+ * hands it the lock, or lets it take the free word on its way out. A task
+ * with a fatal signal pending must never return from FUTEX_SPIN_LOCK
+ * owning the word: the lock is not robust, so a victim that dies owning it
+ * blocks every other waiter until its deadline.
+ *
+ * Killed before the unlock, the victim cannot have got the lock before
+ * the kill: we held it. If its TID is in the word once it is reaped, it
+ * was given the lock with SIGKILL pending: a failure. Killed after the
+ * unlock, it may have returned owning the lock and died in user space,
+ * an ordinary owner death; and it may die between the kernel's last look
+ * at its signals and the return to user space, which no kernel can
+ * prevent and no flag set in user space can tell from a bug. Those are
+ * only counted (returned owning: KC_OWNED set; undecided: not set).
+ */
+static __noreturn void kill_child(struct worker *w, struct klock *k, int ki,
+				  int i, pid_t parent)
+{
+	unsigned int *state = &w->sl->kc_state[i], tid, word, old;
+	struct timespec ts;
+	long ret;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	tid = gettid_raw();
+	ns_to_ts(mono_ns() + 3 * NSEC, &ts);
+	STORE(state, KC_INSIDE);
+	ret = sys_futex(&k->word, spin_lock_op(0), 0, &ts, NULL, 0);
+	if (ret) {
+		STORE(&w->sl->kc_err[i], ret < 0 ? errno : (int)ret);
+		STORE(state, KC_FAILED);
+		_exit(0);
+	}
+	/* first thing: the check must know that we returned owning it */
+	STORE(state, KC_OWNED);
+	word = LOAD(&k->word);
+	if ((word & FUTEX_TID_MASK) != tid)
+		failf(NULL, CK_EXCL,
+		      "kill lock %d: FUTEX_SPIN_LOCK returned 0 to tid %u but the word is %#x",
+		      ki, tid, word);
+	old = XCHG(&k->holder, tid);
+	if (old)
+		failf(NULL, CK_EXCL,
+		      "kill lock %d: tid %u got it (word %#x) while tid %u is inside",
+		      ki, tid, word, old);
+	sched_yield();
+	XCHG(&k->holder, 0);
+	ret = sys_futex(&k->word, spin_unlock_op(0), 0, NULL, NULL, 0);
+	if (ret < 0 || ret > 1)
+		failf(NULL, CK_ABI,
+		      "FUTEX_SPIN_UNLOCK of kill lock %d by its owner tid %u: ret %ld %s",
+		      ki, tid, ret, ret < 0 ? errname(errno) : "");
+	STORE(state, KC_DONE);
+	_exit(0);
+}
+
+/*
+ * Nobody unlocks a non-robust lock whose owner died holding it (a waiter
+ * killed after it got the lock, a worker the harness killed while it held
+ * one): user space takes it over, as an application would, keeping
+ * WAITERS so that our unlock wakes its sleepers.
+ */
+static bool kl_take_over(struct worker *w, struct klock *k, unsigned int word)
+{
+	unsigned int owner = word & FUTEX_TID_MASK;
+
+	if (!owner || owner == w->tid || !kill(owner, 0) || errno != ESRCH)
+		return false;
+	if (!cas32(&k->word, word, w->tid | (word & FUTEX_WAITERS), NULL))
+		return false;
+	ADD(&H->kill_repairs, 1);
+	STORE(&k->holder, 0);
+	return true;
+}
+
+static bool kl_lock(struct worker *w, struct klock *k, int ki)
+{
+	unsigned int before, after;
+	struct tmo t;
+	int err, fop;
+	long ret;
+
+	mk_abs(w, T_LONG, chance(&w->rng, 50), &t);
+	fop = t.rt ? FUTEX_CLOCK_REALTIME : 0;
+	before = LOAD(&k->word);
+	ret = spin_call(w, OP_H_KILL_WAITER, &k->word, spin_lock_op(fop), 0,
+			&t.ts, NULL, 0, t.deadline, &err);
+	after = LOAD(&k->word);
+	account_sys(w, OP_H_KILL_WAITER, WK_KL * 1000 + ki, fop, before, after,
+		    ret, err);
+	if (!ret)
+		return true;
+	if (ret > 0 || err != ETIMEDOUT)
+		failf(w, CK_ABI, "FUTEX_SPIN_LOCK on kill lock %d: ret %ld %s",
+		      ki, ret, errname(err));
+	else
+		check_early(w, &t, OP_H_KILL_WAITER, WK_KL * 1000 + ki);
+	return kl_take_over(w, k, after);
+}
+
+static void kl_unlock(struct worker *w, struct klock *k, int ki)
+{
+	unsigned int before = LOAD(&k->word), word;
+	int err;
+	long ret;
+
+	ret = sys_futex(&k->word, spin_unlock_op(0), 0, NULL, NULL, 0);
+	err = ret < 0 ? errno : 0;
+	account_sys(w, OP_H_KILL_WAITER, WK_KL * 1000 + ki, 0, before,
+		    LOAD(&k->word), ret, err);
+	if (ret < 0 || ret > 1) {
+		failf(w, CK_ABI, "FUTEX_SPIN_UNLOCK of our kill lock %d (word %#x): ret %ld %s",
+		      ki, before, ret, errname(err));
+		word = LOAD(&k->word);
+		if ((word & FUTEX_TID_MASK) == w->tid)
+			cas32(&k->word, word, 0, NULL);
+	}
+}
+
+/* Reap a child, or report it and kill it when it does not exit in time. */
+static void kc_reap(struct worker *w, pid_t pid, unsigned long long dl)
+{
+	char stack[1024], path[64];
+	int st;
+
+	while (waitpid(pid, &st, WNOHANG) != pid) {
+		if (mono_ns() > dl) {
+			snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+			read_file(path, stack, sizeof(stack));
+			failf(w, CK_HANG,
+			      "h_kill_waiter child %d still there %.1f s after its deadline; kernel stack:\n%s",
+			      pid, (double)H->cfg.slack / NSEC, stack);
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			break;
+		}
+		sleep_ns(200 * USEC);
+	}
+	dead_push(pid);
+}
+
+static void kill_waiter_op(struct worker *w)
+{
+	int ki = rnd(&w->rng, NR_KL), n, i, victim = -1;
+	struct klock *k = &H->klocks[ki];
+	unsigned int *kc = w->sl->kc_state, word, old;
+	pid_t pids[NR_KC], parent = getpid();
+	bool kill_first = chance(&w->rng, 50);
+	unsigned long long dl;
+
+	/* PI emulation: a dying FUTEX_LOCK_PI waiter may get the lock */
+	if (H->cfg.emulate || w->child || w->nheld || !kl_lock(w, k, ki))
+		return;
+	old = XCHG(&k->holder, w->tid);
+	if (old)
+		failf(w, CK_EXCL, "kill lock %d: we got it (word %#x) while tid %u is inside",
+		      ki, LOAD(&k->word), old);
+
+	wd_begin(w, OP_H_KILL_WAITER, &k->word, mono_ns() + 6 * NSEC);
+	n = 1 + rnd(&w->rng, NR_KC);
+	for (i = 0; i < n; i++) {
+		STORE(&kc[i], KC_NONE);
+		pids[i] = fork();
+		if (!pids[i])
+			kill_child(w, k, ki, i, parent);
+		if (pids[i] < 0)
+			break;
+		/* one at a time: the first child is the first sleeper */
+		dl = mono_ns() + NSEC;
+		while (LOAD(&kc[i]) == KC_NONE && mono_ns() < dl)
+			sleep_ns(100 * USEC);
+		sleep_ns(rnd(&w->rng, 2 * MSEC));
+	}
+	n = i;
+	if (n) {
+		victim = chance(&w->rng, 60) ? 0 : rnd(&w->rng, n);
+		/* published as inside FUTEX_SPIN_LOCK on the lock we hold */
+		if (LOAD(&kc[victim]) != KC_INSIDE)
+			victim = -1;
+	}
+	/* past 5 ms (10 ms asleep) the unlock hands it to the first sleeper */
+	sleep_ns(rnd(&w->rng, 15 * MSEC));
+
+	if (victim >= 0 && kill_first)
+		kill(pids[victim], SIGKILL);
+	old = XCHG(&k->holder, 0);
+	if (old != w->tid)
+		failf(w, CK_EXCL,
+		      "kill lock %d: holder changed to tid %u while we (tid %u) held it",
+		      ki, old, w->tid);
+	kl_unlock(w, k, ki);
+	if (victim >= 0 && !kill_first)
+		kill(pids[victim], SIGKILL);
+	if (victim >= 0) {
+		ADD(&H->kill_ops[!kill_first], 1);
+		account(w, OP_CHILD_KILL, EB_OK, WK_KL * 1000 + ki, kill_first,
+			0, pids[victim], 0, 0);
+	}
+
+	if (victim >= 0) {
+		kc_reap(w, pids[victim], mono_ns() + H->cfg.slack);
+		word = LOAD(&k->word);
+		if ((word & FUTEX_TID_MASK) == (unsigned int)pids[victim]) {
+			unsigned int st = LOAD(&kc[victim]);
+
+			if (kill_first)
+				failf(w, CK_KILLED,
+				      "kill lock %d: waiter pid %d (state %u: %s) got SIGKILL before our FUTEX_SPIN_UNLOCK and died owning the lock: word %#x after it was reaped",
+				      ki, pids[victim], st,
+				      st == KC_OWNED ? "returned owning it" :
+				      "inside FUTEX_SPIN_LOCK", word);
+			else if (st == KC_OWNED)
+				ADD(&H->kill_late, 1);
+			else
+				ADD(&H->kill_undecided, 1);
+			/* unblock the other children, as a robust mutex would */
+			if (kl_take_over(w, k, word))
+				kl_unlock(w, k, ki);
+		}
+	}
+
+	/* the others get the lock in turn, or time out after 3 s */
+	for (i = 0; i < n; i++) {
+		unsigned int st;
+
+		if (i == victim)
+			continue;
+		kc_reap(w, pids[i], mono_ns() + 3 * NSEC + H->cfg.slack);
+		st = LOAD(&kc[i]);
+		if (st == KC_FAILED && LOAD(&w->sl->kc_err[i]) != ETIMEDOUT)
+			failf(w, CK_ABI, "FUTEX_SPIN_LOCK on kill lock %d in child %d: %s",
+			      ki, pids[i], errname(LOAD(&w->sl->kc_err[i])));
+		word = LOAD(&k->word);
+		if ((word & FUTEX_TID_MASK) == (unsigned int)pids[i]) {
+			failf(w, CK_EXCL,
+			      "kill lock %d: child %d (state %u) exited and the word still names it: %#x",
+			      ki, pids[i], st, word);
+			if (kl_take_over(w, k, word))
+				kl_unlock(w, k, ki);
+		}
+	}
+	wd_end(w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -3668,6 +3958,10 @@ static void print_counts(double secs)
 		       H->owner_died_seen, H->lock_waits_1s);
 	ksft_print_msg("honest timeouts after >= 1 s checked against the handoff bound: %llu\n",
 		       H->starve_checked);
+	ksft_print_msg("waiters SIGKILLed at an unlock: %llu before it, %llu after it\n",
+		       H->kill_ops[0], H->kill_ops[1]);
+	ksft_print_msg("  died owning it: %llu after returning, %llu undecided; taken over %llu\n",
+		       H->kill_late, H->kill_undecided, H->kill_repairs);
 	ksft_print_msg("liveness (-L %u ms): %llu samples of a free word under a waiter\n",
 		       H->cfg.live_ms, X.live_samples);
 	ksft_print_msg("  %llu waits saw it free for a whole window, %llu samples deferred\n",
