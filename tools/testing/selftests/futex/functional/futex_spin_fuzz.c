@@ -454,6 +454,7 @@ struct config {
 	unsigned int rt;
 	unsigned int kill_ms;
 	unsigned int live_ms;
+	unsigned int live_selftest;
 	int memfd;
 };
 
@@ -2469,10 +2470,38 @@ static void exec_op(struct worker *w);
 static void thread_exit_op(struct worker *w);
 static void kill_waiter_op(struct worker *w);
 
+/*
+ * -l, a test of the liveness check itself: sleep as a lost wakeup would,
+ * published as FUTEX_SPIN_LOCK on an honest lock past the private ones,
+ * whose word (on our stack) nobody ever takes. Must fail CK_LIVE.
+ */
+static void live_fake_wait(struct worker *w)
+{
+	unsigned long long end = mono_ns() + 3 * NSEC, now;
+	unsigned int word = 0;
+	struct timespec ts;
+
+	RSTORE(&w->sl->hlock, nr_honest(w) + 1);
+	w->sl->fop = FUTEX_WAIT_PRIVATE;
+	wd_begin(w, OP_H_LOCK, &word, end);
+	/* a signal restarts FUTEX_SPIN_LOCK within the same call: so here */
+	while ((now = mono_ns()) < end) {
+		ns_to_ts(end - now, &ts);
+		sys_futex(&word, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	}
+	wd_end(w);
+}
+
 static void step(struct worker *w)
 {
 	unsigned int r;
 	int op;
+
+	if (H->cfg.live_selftest && !w->child && !w->nheld &&
+	    !rnd(&w->rng, 20000)) {
+		live_fake_wait(w);
+		return;
+	}
 
 	if (w->nheld && w->held[w->nheld - 1].left-- <= 0) {
 		honest_unlock(w);
@@ -3974,7 +4003,7 @@ static void usage(const char *prog)
 
 	printf("Usage: %s [-s SEED] [-t SECONDS | -n OPS] [-p PROCS] [-T THREADS]\n"
 	       "          [-H LOCKS] [-S SLACK] [-k KILL_MS] [-L LIVE_MS] [-d GROUP,...]\n"
-	       "          [-e] [-r]\n"
+	       "          [-e] [-r] [-l]\n"
 	       "  -s  seed (printed at start; replays the same choices)\n"
 	       "  -t  run time in seconds (default 60)\n"
 	       "  -n  stop after about this many operations\n"
@@ -3985,6 +4014,7 @@ static void usage(const char *prog)
 	       "  -k  mean interval between harness SIGKILLs in ms (0: none, default 3000)\n"
 	       "  -L  liveness window in ms: a waiter asleep on a free honest lock\n"
 	       "      that long fails (0: off, default 1000)\n"
+	       "  -l  test the liveness check: fake lost wakeups, which must fail it\n"
 	       "  -d  disable groups of operations:",
 	       prog, MAX_PROCS, MAX_THREADS, MAX_HS);
 	for (g = 0; g < NR_GROUPS; g++)
@@ -4028,7 +4058,7 @@ int main(int argc, char **argv)
 {
 	unsigned long long seed = 0, duration = 0, ops = 0;
 	unsigned int nprocs = 3, nthreads = 6, nhs = 4, kill_ms = 3000;
-	unsigned int live_ms = 1000;
+	unsigned int live_ms = 1000, live_selftest = 0;
 	unsigned int disabled = 0, emulate = 0, rt = 0;
 	unsigned long long slack = 10;
 	bool have_seed = false;
@@ -4045,7 +4075,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "--exec-worker"))
 		exec_worker(atoi(argv[2]), atoi(argv[3]));
 
-	while ((c = getopt(argc, argv, "s:t:n:p:T:H:S:k:L:d:erch")) != -1) {
+	while ((c = getopt(argc, argv, "s:t:n:p:T:H:S:k:L:d:erlch")) != -1) {
 		switch (c) {
 		case 's':
 			seed = strtoull(optarg, NULL, 0);
@@ -4084,6 +4114,9 @@ int main(int argc, char **argv)
 		case 'r':
 			rt = 1;
 			break;
+		case 'l':
+			live_selftest = 1;
+			break;
 		case 'c':
 			break;	/* colour, as run.sh passes it: no colours here */
 		default:
@@ -4104,9 +4137,10 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	ksft_set_plan(NR_CHECKS);
 	ksft_print_msg("futex_spin_fuzz: seed %llu\n", seed);
-	ksft_print_msg("replay: %s -s %llu -p %u -T %u -H %u -k %u -L %u%s%s%s",
+	ksft_print_msg("replay: %s -s %llu -p %u -T %u -H %u -k %u -L %u%s%s%s%s",
 		       argv[0], seed, nprocs, nthreads, nhs, kill_ms, live_ms,
 		       emulate ? " -e" : "", rt ? " -r" : "",
+		       live_selftest ? " -l" : "",
 		       disabled ? " -d " : "");
 	for (g = 0; g < NR_GROUPS; g++)
 		if (disabled & (1U << g))
@@ -4149,6 +4183,7 @@ int main(int argc, char **argv)
 	H->cfg.rt = rt;
 	H->cfg.kill_ms = kill_ms;
 	H->cfg.live_ms = live_ms;
+	H->cfg.live_selftest = live_selftest;
 	H->cfg.memfd = memfd;
 	H->t0 = mono_ns();
 	P.shm = (char *)H;
