@@ -1645,8 +1645,9 @@ static void honest_unlock(struct worker *w)
 				&err);
 		account_sys(w, OP_H_UNLOCK, wid, h->fop, before,
 			    RLOAD(&l->word), ret, err);
-		if (ret < 0 || (ret > 1 && !H->cfg.emulate)) {
-			failf(w, CK_ABI, "FUTEX_SPIN_UNLOCK of our lock %d (word %#x): ret %ld %s",
+		if (ret) {
+			failf(w, CK_ABI,
+			      "FUTEX_SPIN_UNLOCK of our lock %d (word %#x): ret %ld %s, expected 0",
 			      h->li, before, ret, ret < 0 ? errname(err) : "");
 			/* leave it free anyway, or everybody else starves */
 			word = LOAD(&l->word);
@@ -1727,7 +1728,8 @@ static void honest_foreign_unlock(struct worker *w)
 
 /*
  * Invalid arguments on honest locks: EINVAL (EFAULT for an unreadable
- * timeout), and neither a lock nor an unlock may happen.
+ * timeout, ENOSYS for a clock on the unlock, which takes no timeout), and
+ * neither a lock nor an unlock may happen.
  */
 static void honest_badargs(struct worker *w)
 {
@@ -1755,23 +1757,41 @@ static void honest_badargs(struct worker *w)
 	}
 	if (w->nheld && chance(&w->rng, 50)) {
 		struct held *h = &w->held[rnd(&w->rng, w->nheld)];
+		struct timespec uts = { .tv_sec = 1 };
+		const void *utp = NULL;
+		bool may_fault = false;
 
-		if (v > 2)
-			val = 1;
-		fop = h->fop | (v == 3 ? FUTEX_CLOCK_REALTIME : 0);
-		if (v == 3)
-			val = 0;
+		fop = h->fop;
+		switch (v) {
+		case 3:
+			/* no timeout, so no clock: ENOSYS, as for every such op */
+			fop |= FUTEX_CLOCK_REALTIME;
+			expect = nosys_errno;
+			break;
+		case 4:
+			/* no timeout at all, valid or not */
+			utp = &uts;
+			if (chance(&w->rng, 50))
+				uts.tv_nsec = -1;
+			break;
+		case 5:
+			/* the kernel may read it first, or refuse it unread */
+			utp = chance(&w->rng, 50) ? (void *)16 : (void *)P.none_page;
+			may_fault = true;
+			break;
+		}
 		before = LOAD(&h->l->word);
 		ret = spin_call(w, OP_H_BADARGS, &h->l->word,
-				spin_unlock_op(fop), val, NULL, uaddr2, val3,
+				spin_unlock_op(fop), val, utp, uaddr2, val3,
 				0, &err);
 		after = LOAD(&h->l->word);
 		account_sys(w, OP_H_BADARGS, hl_wid(h->li), fop, before,
 			    after, ret, err);
-		if (ret != -1 || err != EINVAL)
+		if (ret != -1 || (err != expect && !(may_fault && err == EFAULT)))
 			failf(w, CK_ABI,
-			      "FUTEX_SPIN_UNLOCK(val %u, uaddr2 %p, val3 %u, op %#x) on our lock %d: ret %ld %s, expected EINVAL",
-			      val, uaddr2, val3, fop, h->li, ret, errname(err));
+			      "FUTEX_SPIN_UNLOCK(val %u, timeout %p, uaddr2 %p, val3 %u, op %#x) on our lock %d: ret %ld %s, expected %s",
+			      val, utp, uaddr2, val3, fop, h->li, ret,
+			      errname(err), errname(expect));
 		if ((after & FUTEX_TID_MASK) != w->tid)
 			failf(w, CK_EXCL,
 			      "lock %d: an invalid FUTEX_SPIN_UNLOCK released it (word %#x)",
@@ -1831,7 +1851,7 @@ static bool abuse_ok(bool lock, int kind, long ret, int err, bool timed)
 	bool may_fault = kind == WK_RO || kind == WK_AV;
 
 	if (ret >= 0)
-		return lock ? ret == 0 : ret <= 1;
+		return ret == 0;
 	if (err == EFAULT)
 		return may_fault;
 	if (lock)
@@ -1991,11 +2011,11 @@ static void abuse_badaddr(struct worker *w)
 /* Invalid arguments on good words: exact errnos, whatever the word. */
 static void abuse_badargs(struct worker *w)
 {
-	int v = rnd(&w->rng, 9), err, fop, wid;
+	int v = rnd(&w->rng, 10), err, fop, wid;
 	int kind = chance(&w->rng, 50) ? WK_AS : WK_AP;
 	unsigned int i = rnd(&w->rng, kind == WK_AP ? NR_AP : NR_AS);
 	unsigned int *uaddr = &aw_addr(kind, i)->word, val = 0, val3 = 0;
-	bool lock = v < 5 || v == 8, any = false;
+	bool lock = v < 5 || v == 8, any = false, may_fault = false;
 	unsigned int expect = EINVAL;
 	void *uaddr2 = NULL;
 	const void *tp = NULL;
@@ -2034,13 +2054,23 @@ static void abuse_badargs(struct worker *w)
 		expect = EFAULT;
 		break;
 	case 7:
-		/* unlock has no clock */
+		/* unlock has no timeout, so no clock: as for FUTEX_WAKE */
 		fop |= FUTEX_CLOCK_REALTIME;
+		expect = nosys_errno;
 		break;
 	case 8:
 		/* a command number nobody defined */
 		fop |= 1 << (9 + rnd(&w->rng, 22));
 		any = true;
+		break;
+	case 9:
+		/* unlock has no timeout: valid, invalid or unreadable */
+		tp = &t.ts;
+		if (chance(&w->rng, 30))
+			t.ts.tv_nsec = -1;
+		else if (chance(&w->rng, 40))
+			tp = (void *)(1UL << 47);
+		may_fault = tp != &t.ts;
 		break;
 	}
 	ret = spin_call(w, OP_A_BADARGS, uaddr,
@@ -2048,7 +2078,8 @@ static void abuse_badargs(struct worker *w)
 			uaddr2, val3, t.deadline, &err);
 	account_sys(w, OP_A_BADARGS, wid, fop, 0, 0, ret, err);
 	if (ret == -1 && ((unsigned int)err == expect ||
-			  (any && err == nosys_errno)))
+			  (any && err == nosys_errno) ||
+			  (may_fault && err == EFAULT)))
 		return;
 	failf(w, CK_ABI,
 	      "FUTEX_SPIN_%s variant %d (op %#x val %u uaddr2 %p val3 %u) on %s%u: ret %ld %s, expected %s",
@@ -2832,9 +2863,9 @@ static __noreturn void kill_child(struct worker *w, struct klock *k, int ki,
 	sched_yield();
 	XCHG(&k->holder, 0);
 	ret = sys_futex(&k->word, spin_unlock_op(0), 0, NULL, NULL, 0);
-	if (ret < 0 || ret > 1)
+	if (ret)
 		failf(NULL, CK_ABI,
-		      "FUTEX_SPIN_UNLOCK of kill lock %d by its owner tid %u: ret %ld %s",
+		      "FUTEX_SPIN_UNLOCK of kill lock %d by its owner tid %u: ret %ld %s, expected 0",
 		      ki, tid, ret, ret < 0 ? errname(errno) : "");
 	STORE(state, KC_DONE);
 	_exit(0);
@@ -2894,8 +2925,9 @@ static void kl_unlock(struct worker *w, struct klock *k, int ki)
 	err = ret < 0 ? errno : 0;
 	account_sys(w, OP_H_KILL_WAITER, WK_KL * 1000 + ki, 0, before,
 		    LOAD(&k->word), ret, err);
-	if (ret < 0 || ret > 1) {
-		failf(w, CK_ABI, "FUTEX_SPIN_UNLOCK of our kill lock %d (word %#x): ret %ld %s",
+	if (ret) {
+		failf(w, CK_ABI,
+		      "FUTEX_SPIN_UNLOCK of our kill lock %d (word %#x): ret %ld %s, expected 0",
 		      ki, before, ret, errname(err));
 		word = LOAD(&k->word);
 		if ((word & FUTEX_TID_MASK) == w->tid)
