@@ -406,12 +406,13 @@ static int futex_spin_take_or_mark(struct futex_spin_head *head,
 	if ((uval & FUTEX_TID_MASK) == w->tid)
 		return -EDEADLK;
 
+	if ((uval & FUTEX_TID_MASK) && (uval & FUTEX_WAITERS))
+		return 0;
+
 	if (!(uval & FUTEX_TID_MASK)) {
 		nval = uval | w->tid;
 		if (futex_spin_has_sleepers_besides(head, w))
 			nval |= FUTEX_WAITERS;
-	} else if (uval & FUTEX_WAITERS) {
-		return 0;
 	} else {
 		nval = uval | FUTEX_WAITERS;
 	}
