@@ -16,7 +16,7 @@ status=0
 
 run() {
 	echo "# $*"
-	timeout -k 5 120 env "$@" || status=1
+	timeout -k 5 300 env "$@" || status=1
 }
 
 run FUTEX_SPIN_MODE=auto "$dir/test-lib"
