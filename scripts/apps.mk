@@ -28,10 +28,11 @@ check: futex-spin-lib
 
 bench-apps: futex-spin-lib
 	@$(MAKE) --no-print-directory DEBUG=0 kernel
+	@$(MAKE) --no-print-directory perf
 	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel --name bench-apps \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(TIMEOUT) \
 		-- env REPEAT=$(APPS_REPEAT) $(TOP)/scripts/apps-bench-guest.sh \
-		$(FSLIB_OUT) || vm=$$?; \
+		$(FSLIB_OUT) $(PERF_OUT)/perf || vm=$$?; \
 	[ -s $(BUILD)/runs/bench-apps/results.txt ] || \
 		{ echo "bench-apps: no results (guest status $$vm)"; exit 1; }; \
 	mkdir -p $(BUILD)/bench-apps; \
