@@ -41,21 +41,32 @@ static int mode;
 
 /*
  * The TID is cached per thread: gettid() is a system call. A fork child
- * has a new TID but inherits the cache, hence the atfork reset.
+ * has a new TID but inherits the cache, hence the atfork reset. The
+ * handler is registered by a constructor, so that it runs before any
+ * child handler a program registers later (they run in registration
+ * order) and never from inside fork's own handler calls.
  */
 static __thread int cached_tid;
 
+/*
+ * In a fork child: the TID its thread had in the parent. Mutexes that
+ * thread held across fork (the common pthread_atfork(lock, unlock,
+ * unlock) pattern) still carry it, and the child must be able to unlock
+ * them, as it can with glibc's mutexes.
+ */
+static __thread int fork_parent_tid;
+
 static void reset_after_fork(void);
+
+__attribute__((constructor)) static void futex_spin_lib_init(void)
+{
+	pthread_atfork(NULL, NULL, reset_after_fork);
+}
 
 int futex_spin_gettid(void)
 {
-	static int atfork_done;
-
-	if (__builtin_expect(!cached_tid, 0)) {
-		if (!__atomic_exchange_n(&atfork_done, 1, __ATOMIC_RELAXED))
-			pthread_atfork(NULL, NULL, reset_after_fork);
+	if (__builtin_expect(!cached_tid, 0))
 		cached_tid = syscall(SYS_gettid);
-	}
 	return cached_tid;
 }
 
@@ -119,6 +130,7 @@ static __thread struct own_robust_head own_head;
 
 static void reset_after_fork(void)
 {
+	fork_parent_tid = cached_tid;
 	cached_tid = 0;
 	/* glibc registers its list again in the child; a list of ours is gone */
 	robust_head = NULL;
@@ -469,12 +481,32 @@ static int do_unlock(struct futex_spin_mutex *m, uint32_t tid)
 	return ret;
 }
 
+/*
+ * A mutex the forking thread held, unlocked in the fork child: make the
+ * child's TID its owner first (a compare-and-exchange, since the kernel
+ * may be setting FUTEX_WAITERS), so that the kernel accepts the unlock.
+ * Not robust ones: the child's robust list starts empty, glibc's fails
+ * such an unlock with EPERM as well.
+ */
+static void adopt_from_parent(struct futex_spin_mutex *m, uint32_t tid)
+{
+	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+
+	while (fork_parent_tid && (v & FUTEX_TID_MASK) == (uint32_t)fork_parent_tid &&
+	       !__atomic_compare_exchange_n(&m->word, &v,
+					    (v & ~FUTEX_TID_MASK) | tid, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 int futex_spin_mutex_unlock(struct futex_spin_mutex *m)
 {
 	uint32_t tid = futex_spin_gettid();
 
 	if (m->kind < 0)
 		return EINVAL;
+	if (__builtin_expect(fork_parent_tid != 0, 0) && !ROBUST(m))
+		adopt_from_parent(m, tid);
 	if ((__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) != tid)
 		return EPERM;
 	if (m->count) {

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <linux/futex.h>
 
 #include "tap.h"
@@ -534,6 +535,56 @@ static int test_cond_recursive(void)
 	return 0;
 }
 
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static int child_unlock_ret = -1;
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&fork_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&fork_lock);
+}
+
+static void fork_child(void)
+{
+	child_unlock_ret = pthread_mutex_unlock(&fork_lock);
+}
+
+static void *lock_unlock(void *m)
+{
+	long ret = pthread_mutex_lock(m);
+
+	return (void *)(ret ? ret : (long)pthread_mutex_unlock(m));
+}
+
+/*
+ * pthread_atfork(lock, unlock, unlock): the child unlocks a mutex that
+ * its thread locked under its parent's TID, then threads use it.
+ */
+static int test_atfork(void)
+{
+	int status;
+	pid_t pid;
+
+	CHECK_EQ(pthread_atfork(fork_prepare, fork_parent, fork_child), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		if (child_unlock_ret)
+			_exit(1);
+		if (in_thread(lock_unlock, &fork_lock))
+			_exit(2);
+		_exit(pthread_mutex_trylock(&fork_lock) ? 3 : 0);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK_EQ(status, 0);
+	CHECK_EQ(in_thread(lock_unlock, &fork_lock), 0);
+	return 0;
+}
+
 static const struct tap_test tests[] = {
 	{ "preload active when expected", test_preload },
 	{ "static initializers", test_static_initializers },
@@ -548,6 +599,7 @@ static const struct tap_test tests[] = {
 	{ "PI mutex left to glibc", test_pi },
 	{ "PP mutex left to glibc", test_pp },
 	{ "robust: EOWNERDEAD, consistent, ENOTRECOVERABLE", test_robust },
+	{ "fork child unlocks what pthread_atfork locked", test_atfork },
 };
 
 int main(int argc, char **argv)
