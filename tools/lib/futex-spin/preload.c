@@ -394,3 +394,16 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
 	return cond_wait(c, m, clock, abstime);
 }
+
+/*
+ * glibc also exports these names of the mutex functions (GLIBC_2.2.5);
+ * a binary that calls them must reach the same code.
+ */
+#define ALIAS(name) \
+	extern __typeof(name) __##name __attribute__((alias(#name), copy(name), \
+						       visibility("default")))
+ALIAS(pthread_mutex_init);
+ALIAS(pthread_mutex_destroy);
+ALIAS(pthread_mutex_lock);
+ALIAS(pthread_mutex_trylock);
+ALIAS(pthread_mutex_unlock);
