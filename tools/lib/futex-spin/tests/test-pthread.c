@@ -535,6 +535,88 @@ static int test_cond_recursive(void)
 	return 0;
 }
 
+/*
+ * Signals sent after unlocking, waiters with short deadlines: the races
+ * between a signal, a waiter going to sleep and a timeout. Every token
+ * must be taken exactly once and nobody may hang.
+ */
+#define TOKENS	20000
+
+struct tokens {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	long available, taken, done;
+};
+
+static void *give(void *arg)
+{
+	struct tokens *k = arg;
+	long i;
+
+	for (i = 0; i < TOKENS; i++) {
+		pthread_mutex_lock(&k->m);
+		k->available++;
+		pthread_mutex_unlock(&k->m);
+		if (i & 1)
+			pthread_cond_signal(&k->c);
+		else
+			pthread_cond_broadcast(&k->c);
+	}
+	pthread_mutex_lock(&k->m);
+	k->done = 1;
+	pthread_mutex_unlock(&k->m);
+	pthread_cond_broadcast(&k->c);
+	return NULL;
+}
+
+static void *take(void *arg)
+{
+	struct tokens *k = arg;
+	struct timespec d;
+	int ret;
+
+	pthread_mutex_lock(&k->m);
+	for (;;) {
+		while (!k->available && !k->done) {
+			d = deadline(CLOCK_MONOTONIC, 1);
+			ret = pthread_cond_clockwait(&k->c, &k->m,
+						     CLOCK_MONOTONIC, &d);
+			if (ret && ret != ETIMEDOUT) {
+				pthread_mutex_unlock(&k->m);
+				return (void *)1L;
+			}
+		}
+		if (!k->available)
+			break;
+		k->available--;
+		k->taken++;
+	}
+	pthread_mutex_unlock(&k->m);
+	return NULL;
+}
+
+static int test_cond_races(void)
+{
+	static struct tokens k = { .m = PTHREAD_MUTEX_INITIALIZER,
+				   .c = PTHREAD_COND_INITIALIZER };
+	pthread_t g, t[THREADS];
+	void *ret;
+	int i, bad = 0;
+
+	for (i = 0; i < THREADS; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, take, &k), 0);
+	CHECK_EQ(pthread_create(&g, NULL, give, &k), 0);
+	pthread_join(g, NULL);
+	for (i = 0; i < THREADS; i++) {
+		pthread_join(t[i], &ret);
+		bad += ret != NULL;
+	}
+	CHECK_EQ(bad, 0);
+	CHECK_EQ(k.taken, TOKENS);
+	CHECK_EQ(k.available, 0);
+	return 0;
+}
+
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
 static int child_unlock_ret = -1;
 
@@ -595,6 +677,8 @@ static const struct tap_test tests[] = {
 	{ "condvar broadcast", test_cond_broadcast },
 	{ "condvar timeouts on both clocks", test_cond_timeouts },
 	{ "condvar cancellation relocks the mutex", test_cond_cancel },
+	{ "condvar races: signals outside the mutex, 1 ms deadlines",
+	  test_cond_races },
 	{ "condvar with a recursive mutex", test_cond_recursive },
 	{ "PI mutex left to glibc", test_pi },
 	{ "PP mutex left to glibc", test_pp },
