@@ -203,7 +203,7 @@ static int test_timedlock_invalid(void)
 }
 
 #define HAMMER_THREADS	4
-#define HAMMER_LOOPS	20000
+#define HAMMER_LOOPS	5000
 
 struct hammer {
 	struct futex_spin_mutex m;
