@@ -64,13 +64,14 @@ def main():
                 continue
             t = [x[1] for x in r]
             mean = statistics.mean(t)
-            sd = 100 * statistics.stdev(t) / mean if len(t) > 1 and mean else 0
+            sd = (f"{100 * statistics.stdev(t) / mean:.1f}"
+                  if len(t) > 1 and mean else "-")
             rel = f"{100 * (mean / base_t - 1):+.1f}%" if base_t else "-"
             p = [x[2] for x in r if x[2] is not None]
             p99 = f"{statistics.mean(p):.1f}" if p else "-"
             fut = statistics.mean(1000 * x[3] / x[0] for x in r)
             cs = statistics.mean(1000 * x[4] / x[0] for x in r)
-            print(f"| {prog} | {var} | {mean:.0f} | {sd:.1f} | {rel} | "
+            print(f"| {prog} | {var} | {mean:.0f} | {sd} | {rel} | "
                   f"{p99} | {fut:.1f} | {cs:.1f} |")
     print()
     for prog, what in OPS.items():
