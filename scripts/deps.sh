@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what the rig needs: the Debian base source, the kernel build
-# tools, QEMU, ccache, and in a venv under build/ virtme-ng (pinned), what
+# tools (with ARCH=arm64 in the environment, the arm64 cross compiler),
+# QEMU, ccache, and in a venv under build/ virtme-ng (pinned), what
 # checkpatch's SPDX check imports, and docutils for the rst check.
 # With "profile" (make profile), also inferno (pinned) for the flamegraphs,
 # with cargo from Debian if there is none. Quiet when nothing is missing.
@@ -17,6 +18,8 @@ vng_version=1.42
 pkgs="linux-source-6.12 qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
       python3-venv python3-docutils"
+# make kernel ARCH=arm64 (make passes ARCH on): Debian's cross compiler.
+[ "${ARCH:-}" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu"
 
 missing=
 for p in $pkgs; do
