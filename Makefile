@@ -41,6 +41,7 @@ SELFTESTS := $(BUILD)/selftests/futex
 include scripts/bench.mk
 include scripts/stress.mk
 include scripts/profile.mk
+include scripts/matrix.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check
