@@ -32,6 +32,7 @@ for name in "${runs[@]}"; do
 	read -ra args <<<"$(args_of "$name")"
 	log=$out/$name.log
 	echo "matrix: $name (make check ${args[*]}), log $log"
+	rm -rf "$top/build/runs/check"
 	t0=$SECONDS
 	make -C "$top" --no-print-directory DEBUG=1 "${args[@]}" kernel >"$log" 2>&1
 	build_rc=$?
