@@ -18,8 +18,9 @@ vng_version=1.42
 pkgs="linux-source-6.12 qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
       python3-venv python3-docutils"
-# make kernel ARCH=arm64 (make passes ARCH on): Debian's cross compiler.
-[ "${ARCH:-}" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu"
+# make kernel ARCH=arm64 (make passes ARCH on): the cross compiler and
+# the QEMU of make check-arm64.
+[ "${ARCH:-}" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu qemu-system-arm"
 
 missing=
 for p in $pkgs; do

@@ -14,3 +14,14 @@ MATRIX ?= debug rt kcsan up numa2
 
 matrix: tree
 	@scripts/matrix.sh $(MATRIX)
+
+# The futex selftests that build for arm64, on the cross-built kernel in
+# qemu-system-aarch64 (scripts/arm64-check.sh).
+ARM64_TESTS ?= futex_spin futex_spin_robust futex_spin_sched \
+	futex_wait_timeout futex_requeue futex_wait_wouldblock
+
+.PHONY: check-arm64
+
+check-arm64:
+	@$(MAKE) --no-print-directory ARCH=arm64 kernel
+	@scripts/arm64-check.sh $(ARM64_TESTS)
