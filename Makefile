@@ -22,6 +22,7 @@ else
 KOUT := $(BUILD)/out/kernel
 FRAGMENTS := configs/vm.config
 endif
+include scripts/variant.mk
 JOBS ?= $(shell nproc)
 CPUS ?= 2
 MEM ?= 2G
@@ -30,8 +31,8 @@ TIMEOUT ?= 1800
 
 export CCACHE_BASEDIR := $(TOP)
 export CCACHE_NOHASHDIR := true
-KMAKE := $(MAKE) -s -C $(LINUX) O=$(KOUT) ARCH=x86_64 -j$(JOBS) \
-	CC="ccache gcc" HOSTCC="ccache gcc" \
+KMAKE := $(MAKE) -s -C $(LINUX) O=$(KOUT) ARCH=$(KARCH) -j$(JOBS) \
+	CC="ccache $(KCC)" HOSTCC="ccache gcc" \
 	KBUILD_BUILD_TIMESTAMP="2026-11-22" KBUILD_BUILD_USER=futex-spin \
 	KBUILD_BUILD_HOST=rig
 HDR := $(BUILD)/out/headers
@@ -40,6 +41,8 @@ SELFTESTS := $(BUILD)/selftests/futex
 include scripts/bench.mk
 include scripts/stress.mk
 include scripts/profile.mk
+include scripts/apps.mk
+include scripts/matrix.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check
@@ -62,7 +65,7 @@ $(KOUT)/.config: $(FRAGMENTS) | tree
 
 kernel: tree $(KOUT)/.config
 	@echo "  KERNEL  $(KOUT)"
-	@$(KMAKE) bzImage
+	@$(KMAKE) $(KIMAGE)
 
 selftests: tree
 	@echo "  KSFT    $(SELFTESTS)"
@@ -78,7 +81,7 @@ check:
 	@$(MAKE) --no-print-directory checkpatch am-check
 	@$(MAKE) --no-print-directory DEBUG=1 kernel
 	@$(MAKE) --no-print-directory selftests perf
-	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel-debug --name check \
+	@vm=0; scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name check \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(TIMEOUT) \
 		-- $(TOP)/scripts/guest-check.sh $(SELFTESTS) $(BUILD)/perf/perf \
 		|| vm=$$?; \

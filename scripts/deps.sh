@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install what the rig needs: the Debian base source, the kernel build
-# tools, QEMU, ccache, and in a venv under build/ virtme-ng (pinned), what
-# checkpatch's SPDX check imports, and docutils for the rst check.
+# tools (with ARCH=arm64 in the environment, the arm64 cross compiler),
+# QEMU, ccache, the programs that make check and make bench-apps run under
+# the futex-spin preload, and in a venv under build/ virtme-ng (pinned),
+# what checkpatch's SPDX check imports, and docutils for the rst check.
 # With "profile" (make profile), also inferno (pinned) for the flamegraphs,
 # with cargo from Debian if there is none. Quiet when nothing is missing.
 #
@@ -16,7 +18,11 @@ vng_version=1.42
 
 pkgs="linux-source-6.12 qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
-      python3-venv python3-docutils"
+      python3-venv python3-docutils
+      sysbench rocksdb-tools memcached libmemcached-tools"
+# make kernel ARCH=arm64 (make passes ARCH on): the cross compiler and
+# the QEMU of make check-arm64.
+[ "${ARCH:-}" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu qemu-system-arm"
 
 missing=
 for p in $pkgs; do

@@ -17,4 +17,5 @@ cp -a "$ksft/." "$work/"
 (cd "$work" && USE_COLOR=0 ./run.sh)
 
 [ -z "$perf" ] || "$(dirname "$0")/bench-smoke.sh" "$perf"
+"$(dirname "$0")/apps-smoke.sh" "$(dirname "$0")/../build/futex-spin"
 guest_finish

@@ -23,7 +23,7 @@ stress:
 	@$(MAKE) --no-print-directory selftests
 	@test -x $(SELFTESTS)/functional/futex_spin_fuzz || \
 		{ echo "stress: no $(SELFTESTS)/functional/futex_spin_fuzz" >&2; exit 1; }
-	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel-debug --name stress \
+	@vm=0; scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name stress \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) \
 		--timeout $$(( $(DURATION) + 900 )) \
 		-- $(TOP)/scripts/guest-stress.sh \

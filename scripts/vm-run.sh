@@ -60,6 +60,11 @@ fi
 vng_accel=()
 [ "$accel" = kvm ] || vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=multi")
 
+# NUMA=N is N sockets, one node each: sockets, cores (and so the last
+# level cache QEMU reports per socket) and nodes line up. The default
+# topology is one socket, whose shared cache split over two nodes makes
+# the guest kernel warn in topology_sane().
+smp=$cpus
 numa_args=()
 if [ "$numa" -gt 1 ]; then
 	memmb=$(numfmt --from=iec "$mem"); memmb=$((memmb / 1048576))
@@ -70,6 +75,7 @@ if [ "$numa" -gt 1 ]; then
 		numa_args+=(--numa "$((memmb / numa))M,cpus=$((n * per))-$((n * per + per - 1))")
 	done
 	mem=$(( (memmb / numa) * numa ))M
+	smp=$cpus,sockets=$numa,cores=$per,threads=1
 fi
 
 run=$top/build/runs/$name
@@ -91,9 +97,9 @@ quoted=$(printf '%q ' "$@")
 echo "vm-run: booting $(basename "$kout") ($accel, $cpus vCPUs, $mem, $numa node(s)); log: $log"
 set +e
 timeout -k 10 "$timeout" "$vng" --run "$image" "${vng_accel[@]}" --verbose \
-	--cpus "$cpus" --memory "$mem" "${numa_args[@]}" --rwdir "$run" \
+	--cpus "$smp" --memory "$mem" "${numa_args[@]}" --rwdir "$run" \
 	--append "panic_on_warn=0 softlockup_panic=0" \
-	--exec "RUN_DIR=$run $quoted > $run/output.txt 2>&1; echo \$? > $run/rc; dmesg > $run/dmesg.txt" \
+	--exec "{ lscpu; grep . /sys/devices/system/node/node*/distance; } > $run/topology.txt 2>&1; RUN_DIR=$run $quoted > $run/output.txt 2>&1; echo \$? > $run/rc; dmesg > $run/dmesg.txt" \
 	</dev/null >"$log" 2>&1
 vng_rc=$?
 set -e
@@ -107,7 +113,7 @@ fi
 rc=$(cat "$run/rc")
 
 # A splat anywhere in the kernel log fails the run even if every test passed.
-splat='WARNING:|BUG:|BUG |KASAN|possible .*locking|circular locking|unreferenced object|general protection|Oops|Kernel panic|INFO: task .* blocked|soft lockup|hard LOCKUP|UBSAN'
+splat='WARNING:|BUG:|BUG: KCSAN:|BUG |KASAN|possible .*locking|circular locking|unreferenced object|general protection|Oops|Kernel panic|INFO: task .* blocked|soft lockup|hard LOCKUP|UBSAN'
 touch "$run/kmemleak.txt"
 if grep -E -n "$splat" "$run/dmesg.txt" "$log" "$run/kmemleak.txt" >"$run/splats.txt"; then
 	echo "vm-run: kernel log has a splat (full log: $run/dmesg.txt):" >&2

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""The make bench-apps table from a guest run directory: per program and
+variant, the mean throughput with its relative standard deviation over the
+repeats, the ratio to glibc, futex system calls and context switches per
+1000 operations, and p99 latency where the tool gives it. Markdown on
+stdout."""
+import statistics
+import sys
+from pathlib import Path
+
+VARIANTS = ["glibc", "spin", "tid-ww"]
+OPS = {
+    "sysbench-mutex": "lock/unlock pairs of 8 threads on 4 mutexes (20 empty loops outside)",
+    "sysbench-threads": "events of 8 threads (lock, 10 yields, unlock) on 2 mutexes",
+    "cache_bench": "cache operations of 8 threads on 4 LRU shards",
+    "memcached": "get/set requests from memcaslap (2 threads, 32 connections) to 4 workers",
+}
+
+
+def kv(path):
+    out = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if "=" in line:
+                k, v = line.split("=", 1)
+                out[k] = v
+    return out
+
+
+def main():
+    run = Path(sys.argv[1])
+    rows = {}
+    for line in (run / "results.txt").read_text().splitlines():
+        f = line.split()
+        if len(f) != 8:
+            continue
+        prog, var, _, ops, tput, p99, futex, cs = f
+        rows.setdefault((prog, var), []).append(
+            (float(ops), float(tput), None if p99 == "-" else float(p99),
+             float(futex), float(cs)))
+    vm, guest = kv(run / "vm.txt"), kv(run / "guest.txt")
+    print(f"QEMU {vm.get('accel', '?')} on a host of {vm.get('host', '?')}, "
+          f"{vm.get('date', '?')}. Guest kernel {guest.get('kernel', '?')}, "
+          f"{guest.get('cpus', '?')} vCPUs, {guest.get('repeat', '?')} repeats "
+          "per program and variant, interleaved. glibc: no preload; spin: "
+          "LD_PRELOAD=libfutex-spin-preload.so; tid-ww: the preload with "
+          "FUTEX_SPIN_MODE=waitwake (same library, FUTEX_WAIT/WAKE instead "
+          "of FUTEX_SPIN_LOCK). sd% = relative stddev of throughput; futex "
+          "and cs = futex system calls and context switches per 1000 "
+          "operations (memcached: the server's).")
+    if guest.get("debug"):
+        print("\n**Debug kernel: these numbers are not worth keeping.**")
+    print()
+    print("| program | variant | ops/s | sd% | vs glibc | p99 us | futex/kop | cs/kop |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for prog in OPS:
+        base = rows.get((prog, "glibc"))
+        base_t = statistics.mean(r[1] for r in base) if base else None
+        for var in VARIANTS:
+            r = rows.get((prog, var))
+            if not r:
+                print(f"| {prog} | {var} | failed | | | | | |")
+                continue
+            t = [x[1] for x in r]
+            mean = statistics.mean(t)
+            sd = (f"{100 * statistics.stdev(t) / mean:.1f}"
+                  if len(t) > 1 and mean else "-")
+            rel = f"{100 * (mean / base_t - 1):+.1f}%" if base_t else "-"
+            p = [x[2] for x in r if x[2] is not None]
+            p99 = f"{statistics.mean(p):.1f}" if p else "-"
+            fut = statistics.mean(1000 * x[3] / x[0] for x in r)
+            cs = statistics.mean(1000 * x[4] / x[0] for x in r)
+            print(f"| {prog} | {var} | {mean:.0f} | {sd} | {rel} | "
+                  f"{p99} | {fut:.1f} | {cs:.1f} |")
+    print()
+    for prog, what in OPS.items():
+        print(f"- {prog}: {what}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kernel variants, chosen by VARIANT= and ARCH=. Included by the top
+# Makefile right after it sets KOUT and FRAGMENTS for DEBUG=0|1, and
+# overrides them:
+#
+#   VARIANT=rt|kcsan|up   the debug kernel (vm.config + debug.config) plus
+#                         configs/VARIANT.config, in build/out/kernel-VARIANT;
+#                         `make check` and `make stress` boot it.
+#   ARCH=arm64            cross-build with aarch64-linux-gnu-gcc from
+#                         configs/arm64.config [+ debug.config], in
+#                         build/out/kernel-arm64[-debug]; `make kernel` only.
+#
+# DEBUG_KOUT is the kernel `make check` and `make stress` boot.
+
+VARIANT ?=
+ARCH ?= x86_64
+KARCH := $(ARCH)
+KCC := gcc
+KIMAGE := bzImage
+DEBUG_KOUT := $(BUILD)/out/kernel-debug
+
+ifneq ($(VARIANT),)
+ifeq ($(wildcard $(TOP)/configs/$(VARIANT).config),)
+$(error VARIANT=$(VARIANT): no configs/$(VARIANT).config)
+endif
+KOUT := $(BUILD)/out/kernel-$(VARIANT)
+FRAGMENTS := configs/vm.config configs/debug.config configs/$(VARIANT).config
+DEBUG_KOUT := $(KOUT)
+ifeq ($(VARIANT),up)
+CPUS := 1
+endif
+endif
+
+ifeq ($(ARCH),arm64)
+ifneq ($(VARIANT),)
+$(error VARIANT= is x86_64 only)
+endif
+KCC := aarch64-linux-gnu-gcc
+export CROSS_COMPILE := aarch64-linux-gnu-
+KIMAGE := Image
+KOUT := $(BUILD)/out/kernel-arm64$(if $(filter 1,$(DEBUG)),-debug)
+FRAGMENTS := configs/arm64.config $(if $(filter 1,$(DEBUG)),configs/debug.config)
+else ifneq ($(ARCH),x86_64)
+$(error ARCH=$(ARCH): x86_64 or arm64)
+endif

@@ -1,0 +1,551 @@
+// SPDX-License-Identifier: LGPL-2.1 OR MIT
+/*
+ * libfutex-spin: see futex-spin.h for the interface and the layout.
+ *
+ * Only syscall(2), compiler atomics and TLS are used: no libc lock, so
+ * that the library can stand under pthread_mutex_lock itself (the
+ * LD_PRELOAD build) without recursing.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+
+#include "futex-spin.h"
+
+#ifndef FUTEX_SPIN_LOCK
+#define FUTEX_SPIN_LOCK		14
+#endif
+#ifndef FUTEX_SPIN_UNLOCK
+#define FUTEX_SPIN_UNLOCK	15
+#endif
+
+#define TYPE(m)		((m)->kind & FUTEX_SPIN_MUTEX_TYPE_MASK)
+#define ROBUST(m)	((m)->kind & FUTEX_SPIN_MUTEX_ROBUST)
+
+/* The kernel finds a robust entry's word at this offset from the entry */
+#define ROBUST_OFFSET	((long)offsetof(struct futex_spin_mutex, word) - \
+			 (long)offsetof(struct futex_spin_mutex, next))
+
+_Static_assert(sizeof(struct futex_spin_mutex) == 40, "pthread_mutex_t size");
+_Static_assert(offsetof(struct futex_spin_mutex, kind) == 16, "__kind");
+_Static_assert(offsetof(struct futex_spin_mutex, prev) == 24, "__list");
+
+static int mode;
+
+/*
+ * The TID is cached per thread: gettid() is a system call. A fork child
+ * has a new TID but inherits the cache, hence the atfork reset. The
+ * handler is registered by a constructor, so that it runs before any
+ * child handler a program registers later (they run in registration
+ * order) and never from inside fork's own handler calls.
+ */
+static __thread int cached_tid;
+
+/*
+ * In a fork child: the TID its thread had in the parent. Mutexes that
+ * thread held across fork (the common pthread_atfork(lock, unlock,
+ * unlock) pattern) still carry it, and the child must be able to unlock
+ * them, as it can with glibc's mutexes.
+ */
+static __thread int fork_parent_tid;
+
+static void reset_after_fork(void);
+
+__attribute__((constructor)) static void futex_spin_lib_init(void)
+{
+	pthread_atfork(NULL, NULL, reset_after_fork);
+}
+
+int futex_spin_gettid(void)
+{
+	if (__builtin_expect(!cached_tid, 0))
+		cached_tid = syscall(SYS_gettid);
+	return cached_tid;
+}
+
+static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
+		      const struct timespec *ts, uint32_t *uaddr2,
+		      uint32_t val3)
+{
+	return syscall(SYS_futex, uaddr, op, val, ts, uaddr2, val3);
+}
+
+int futex_spin_probe(void)
+{
+	uint32_t word = 0;
+
+	if (!sys_futex(&word, FUTEX_SPIN_UNLOCK | FUTEX_PRIVATE_FLAG, 0,
+		       NULL, NULL, 0))
+		return EINVAL;
+	return errno == EPERM ? 0 : errno;
+}
+
+enum futex_spin_mode futex_spin_mode(void)
+{
+	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+	const char *env;
+
+	if (m)
+		return m;
+	/* Racing first callers all reach the same answer. */
+	env = getenv("FUTEX_SPIN_MODE");
+	if (env && !strcmp(env, "waitwake"))
+		m = FUTEX_SPIN_MODE_WAITWAKE;
+	else
+		m = futex_spin_probe() ? FUTEX_SPIN_MODE_WAITWAKE :
+					 FUTEX_SPIN_MODE_SPIN;
+	__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
+	return m;
+}
+
+/*
+ * The robust list. glibc registers one per thread (set_robust_list) and
+ * there can be only one, so robust mutexes here go on glibc's list, kept
+ * the way glibc keeps it: doubly linked through (prev, next), with next
+ * pointing at the next entry's next field (what the kernel follows) and
+ * prev at the previous entry's next field. The head stands for a node
+ * whose next field is head->list and whose prev field is the pointer just
+ * before the head. Only a list with our futex_offset is shared; a thread
+ * without any list gets one of ours, laid out the same way.
+ */
+struct robust_node {
+	void *prev;
+	void *next;
+};
+
+struct own_robust_head {
+	void *prev;
+	struct robust_list_head head;
+};
+
+static __thread struct robust_list_head *robust_head;
+static __thread struct own_robust_head own_head;
+
+static void reset_after_fork(void)
+{
+	fork_parent_tid = cached_tid;
+	cached_tid = 0;
+	/* glibc registers its list again in the child; a list of ours is gone */
+	robust_head = NULL;
+}
+
+static struct robust_list_head *get_robust_head(void)
+{
+	struct robust_list_head *head;
+	size_t len;
+
+	if (robust_head)
+		return robust_head;
+	if (syscall(SYS_get_robust_list, 0, &head, &len))
+		head = NULL;
+	if (head && (len != sizeof(*head) || head->futex_offset != ROBUST_OFFSET))
+		return NULL;
+	if (!head) {
+		own_head.head.list.next = &own_head.head.list;
+		own_head.head.futex_offset = ROBUST_OFFSET;
+		own_head.head.list_op_pending = NULL;
+		own_head.prev = &own_head.head;
+		head = &own_head.head;
+		if (syscall(SYS_set_robust_list, head, sizeof(*head)))
+			return NULL;
+	}
+	robust_head = head;
+	return head;
+}
+
+int futex_spin_robust_available(void)
+{
+	return get_robust_head() != NULL;
+}
+
+/* The node whose next field is at @p (bit 0 marks a PI entry) */
+static struct robust_node *node_of(void *p)
+{
+	return (struct robust_node *)(((uintptr_t)p & ~1UL) -
+				      offsetof(struct robust_node, next));
+}
+
+/*
+ * The kernel reads the list when the thread dies, which can happen
+ * between any two instructions: compiler barriers keep the stores in
+ * program order (the kernel runs on this thread, so no CPU fence).
+ */
+static void robust_pending(struct robust_list_head *head, void *entry)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	head->list_op_pending = entry;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void robust_link(struct robust_list_head *head,
+			struct futex_spin_mutex *m)
+{
+	void *first = head->list.next;
+
+	node_of(first)->prev = &m->next;
+	m->next = first;
+	m->prev = head;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	head->list.next = (struct robust_list *)&m->next;
+}
+
+static void robust_unlink(struct futex_spin_mutex *m)
+{
+	node_of(m->next)->prev = m->prev;
+	node_of(m->prev)->next = m->next;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	m->next = NULL;
+}
+
+int futex_spin_mutex_init(struct futex_spin_mutex *m, int kind)
+{
+	if (kind & ~(FUTEX_SPIN_MUTEX_TYPE_MASK | FUTEX_SPIN_MUTEX_ROBUST |
+		     FUTEX_SPIN_MUTEX_SHARED))
+		return EINVAL;
+	memset(m, 0, sizeof(*m));
+	m->kind = kind;
+	return 0;
+}
+
+int futex_spin_mutex_destroy(struct futex_spin_mutex *m)
+{
+	if (__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK)
+		return EBUSY;
+	m->kind = -1;
+	return 0;
+}
+
+/*
+ * Robust locks are waited for with shared futex operations in the
+ * fallback: the kernel's robust list walk wakes a FUTEX_WAIT sleeper
+ * through the shared key only. For FUTEX_SPIN_LOCK it tries both keys.
+ */
+static int private_flag(const struct futex_spin_mutex *m)
+{
+	if (m->kind & FUTEX_SPIN_MUTEX_SHARED)
+		return 0;
+	if ((m->kind & FUTEX_SPIN_MUTEX_ROBUST) &&
+	    futex_spin_mode() != FUTEX_SPIN_MODE_SPIN)
+		return 0;
+	return FUTEX_PRIVATE_FLAG;
+}
+
+static int valid_timespec(const struct timespec *ts)
+{
+	return !ts || (ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L);
+}
+
+/* Take the word with FUTEX_SPIN_LOCK: 0 or errno */
+static int spin_lock_word(struct futex_spin_mutex *m, int clock,
+			  const struct timespec *abstime)
+{
+	int op = FUTEX_SPIN_LOCK | private_flag(m);
+
+	if (clock == CLOCK_REALTIME)
+		op |= FUTEX_CLOCK_REALTIME;
+	/* The kernel restarts after a signal: EINTR is not expected. */
+	while (sys_futex(&m->word, op, 0, abstime, NULL, 0)) {
+		if (errno != EINTR)
+			return errno;
+	}
+	return 0;
+}
+
+/*
+ * The fallback: wait while the word has an owner, with FUTEX_WAITERS set
+ * so that its unlock wakes us. Once we have slept we take the word with
+ * FUTEX_WAITERS set, since others may still sleep and the unlocker that
+ * woke us cleared it.
+ */
+static int waitwake_lock_word(struct futex_spin_mutex *m, uint32_t tid,
+			      int clock, const struct timespec *abstime)
+{
+	int op = FUTEX_WAIT_BITSET | private_flag(m);
+	uint32_t waiters = 0, v;
+
+	if (clock == CLOCK_REALTIME)
+		op |= FUTEX_CLOCK_REALTIME;
+	for (;;) {
+		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		if (!(v & FUTEX_TID_MASK)) {
+			if (__atomic_compare_exchange_n(&m->word, &v,
+							v | tid | waiters,
+							false, __ATOMIC_ACQUIRE,
+							__ATOMIC_RELAXED))
+				return 0;
+			continue;
+		}
+		if ((v & FUTEX_TID_MASK) == tid)
+			return EDEADLK;
+		if (!(v & FUTEX_WAITERS) &&
+		    !__atomic_compare_exchange_n(&m->word, &v, v | FUTEX_WAITERS,
+						 false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			continue;
+		waiters = FUTEX_WAITERS;
+		if (sys_futex(&m->word, op, v | FUTEX_WAITERS, abstime, NULL,
+			      FUTEX_BITSET_MATCH_ANY) &&
+		    errno != EAGAIN && errno != EINTR)
+			return errno;
+	}
+}
+
+static int lock_word(struct futex_spin_mutex *m, uint32_t tid, int clock,
+		     const struct timespec *abstime)
+{
+	uint32_t zero = 0;
+
+	if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	if (!valid_timespec(abstime))
+		return EINVAL;
+	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
+		return spin_lock_word(m, clock, abstime);
+	return waitwake_lock_word(m, tid, clock, abstime);
+}
+
+/* A word without an owner but with other bits: whoever takes it keeps them */
+static int trylock_word(struct futex_spin_mutex *m, uint32_t tid)
+{
+	/* A deadline in the past: the kernel takes a free word or fails. */
+	static const struct timespec past;
+	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+	int ret;
+
+	while (!(v & FUTEX_TID_MASK)) {
+		if (v && futex_spin_mode() == FUTEX_SPIN_MODE_SPIN) {
+			/* Only the kernel takes a word with bits set. */
+			ret = spin_lock_word(m, CLOCK_MONOTONIC, &past);
+			return ret == ETIMEDOUT ? EBUSY : ret;
+		}
+		if (__atomic_compare_exchange_n(&m->word, &v, v | tid, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return 0;
+	}
+	return EBUSY;
+}
+
+static int unlock_word(struct futex_spin_mutex *m, uint32_t tid)
+{
+	uint32_t v = tid;
+
+	if (__atomic_compare_exchange_n(&m->word, &v, 0, false,
+					__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return 0;
+	if ((v & FUTEX_TID_MASK) != tid)
+		return EPERM;
+	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN) {
+		if (sys_futex(&m->word, FUTEX_SPIN_UNLOCK | private_flag(m), 0,
+			      NULL, NULL, 0) < 0)
+			return errno;
+		return 0;
+	}
+	v = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
+	if (v & FUTEX_WAITERS)
+		sys_futex(&m->word, FUTEX_WAKE | private_flag(m), 1, NULL,
+			  NULL, 0);
+	return 0;
+}
+
+/* After taking the word: what the caller gets */
+static int acquired(struct futex_spin_mutex *m, uint32_t tid)
+{
+	m->count = 0;
+	if (!ROBUST(m))
+		return 0;
+	if (__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
+	    FUTEX_SPIN_STATE_NOTRECOVERABLE) {
+		unlock_word(m, tid);
+		return ENOTRECOVERABLE;
+	}
+	if (__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_OWNER_DIED)
+		return EOWNERDEAD;
+	return 0;
+}
+
+/* 1 when the caller owns @m already; *@ret then says what to return */
+static int relock(struct futex_spin_mutex *m, uint32_t tid, int *ret)
+{
+	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+
+	if ((v & FUTEX_TID_MASK) != tid)
+		return 0;
+	if (TYPE(m) != FUTEX_SPIN_MUTEX_RECURSIVE)
+		*ret = EDEADLK;
+	else if (m->count == UINT32_MAX)
+		*ret = EAGAIN;
+	else {
+		m->count++;
+		*ret = 0;
+	}
+	return 1;
+}
+
+static int do_lock(struct futex_spin_mutex *m, int clock,
+		   const struct timespec *abstime, bool try)
+{
+	uint32_t tid = futex_spin_gettid();
+	struct robust_list_head *head;
+	int ret;
+
+	if (m->kind < 0)
+		return EINVAL;
+	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+		return EINVAL;
+	/* Non-robust: the fast path is one cmpxchg. */
+	if (!ROBUST(m)) {
+		uint32_t zero = 0;
+
+		if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED)) {
+			m->count = 0;
+			return 0;
+		}
+		if (relock(m, tid, &ret))
+			return try && ret == EDEADLK ? EBUSY : ret;
+		ret = try ? trylock_word(m, tid) : lock_word(m, tid, clock,
+							     abstime);
+		return ret ? ret : acquired(m, tid);
+	}
+
+	if (__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
+	    FUTEX_SPIN_STATE_NOTRECOVERABLE)
+		return ENOTRECOVERABLE;
+	if (relock(m, tid, &ret))
+		return try && ret == EDEADLK ? EBUSY : ret;
+	head = get_robust_head();
+	if (!head)
+		return ENOTSUP;
+	robust_pending(head, &m->next);
+	ret = try ? trylock_word(m, tid) : lock_word(m, tid, clock, abstime);
+	if (!ret) {
+		robust_link(head, m);
+		ret = acquired(m, tid);
+		if (ret == ENOTRECOVERABLE)
+			robust_unlink(m);
+	}
+	robust_pending(head, NULL);
+	return ret;
+}
+
+int futex_spin_mutex_lock(struct futex_spin_mutex *m)
+{
+	return do_lock(m, CLOCK_MONOTONIC, NULL, false);
+}
+
+int futex_spin_mutex_trylock(struct futex_spin_mutex *m)
+{
+	return do_lock(m, CLOCK_MONOTONIC, NULL, true);
+}
+
+int futex_spin_mutex_timedlock(struct futex_spin_mutex *m, clockid_t clock,
+			       const struct timespec *abstime)
+{
+	return do_lock(m, clock, abstime, false);
+}
+
+static int do_unlock(struct futex_spin_mutex *m, uint32_t tid)
+{
+	struct robust_list_head *head;
+	int ret;
+
+	if (!ROBUST(m))
+		return unlock_word(m, tid);
+	head = get_robust_head();
+	if (!head)
+		return ENOTSUP;
+	/*
+	 * Unlocked while still marked: nobody repaired the state it
+	 * protects, so nobody may have it any more.
+	 */
+	if (__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_OWNER_DIED) {
+		__atomic_or_fetch(&m->state, FUTEX_SPIN_STATE_NOTRECOVERABLE,
+				  __ATOMIC_RELAXED);
+		__atomic_and_fetch(&m->word, ~FUTEX_OWNER_DIED,
+				   __ATOMIC_RELAXED);
+	}
+	robust_pending(head, &m->next);
+	robust_unlink(m);
+	ret = unlock_word(m, tid);
+	robust_pending(head, NULL);
+	return ret;
+}
+
+/*
+ * A mutex the forking thread held, unlocked in the fork child: make the
+ * child's TID its owner first (a compare-and-exchange, since the kernel
+ * may be setting FUTEX_WAITERS), so that the kernel accepts the unlock.
+ * Not robust ones: the child's robust list starts empty, glibc's fails
+ * such an unlock with EPERM as well.
+ */
+static void adopt_from_parent(struct futex_spin_mutex *m, uint32_t tid)
+{
+	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+
+	while (fork_parent_tid && (v & FUTEX_TID_MASK) == (uint32_t)fork_parent_tid &&
+	       !__atomic_compare_exchange_n(&m->word, &v,
+					    (v & ~FUTEX_TID_MASK) | tid, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+int futex_spin_mutex_unlock(struct futex_spin_mutex *m)
+{
+	uint32_t tid = futex_spin_gettid();
+
+	if (m->kind < 0)
+		return EINVAL;
+	if (__builtin_expect(fork_parent_tid != 0, 0) && !ROBUST(m))
+		adopt_from_parent(m, tid);
+	if ((__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) != tid)
+		return EPERM;
+	if (m->count) {
+		m->count--;
+		return 0;
+	}
+	return do_unlock(m, tid);
+}
+
+int futex_spin_mutex_consistent(struct futex_spin_mutex *m)
+{
+	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+
+	if (m->kind < 0 || !ROBUST(m) || !(v & FUTEX_OWNER_DIED) ||
+	    (v & FUTEX_TID_MASK) != (uint32_t)futex_spin_gettid())
+		return EINVAL;
+	/* Atomic: the kernel may set FUTEX_WAITERS at the same time. */
+	__atomic_and_fetch(&m->word, ~FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int futex_spin_mutex_release(struct futex_spin_mutex *m, uint32_t *saved)
+{
+	uint32_t tid = futex_spin_gettid();
+
+	if (m->kind < 0)
+		return EINVAL;
+	if ((__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) != tid)
+		return EPERM;
+	*saved = m->count;
+	m->count = 0;
+	return do_unlock(m, tid);
+}
+
+int futex_spin_mutex_reacquire(struct futex_spin_mutex *m, uint32_t saved)
+{
+	int ret = futex_spin_mutex_lock(m);
+
+	if (!ret || ret == EOWNERDEAD)
+		m->count = saved;
+	return ret;
+}

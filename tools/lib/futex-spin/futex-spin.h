@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR MIT */
+/*
+ * libfutex-spin: a user space mutex on FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK.
+ *
+ * Not part of the upstream kernel series: a user of the two opcodes, kept
+ * next to them so that the contract (Documentation/locking/
+ * spinning-futex.rst) and its first real user are reviewed together.
+ *
+ * The futex word has the PI layout: owner TID, FUTEX_WAITERS, and
+ * FUTEX_OWNER_DIED. Lock is cmpxchg(0 -> TID), else FUTEX_SPIN_LOCK;
+ * unlock is cmpxchg(TID -> 0), else FUTEX_SPIN_UNLOCK.
+ *
+ * On a kernel without the opcodes (the probe: FUTEX_SPIN_UNLOCK on a word
+ * holding 0 fails with ENOSYS, not EPERM) the same word is driven by
+ * FUTEX_WAIT_BITSET / FUTEX_WAKE instead: a classic wait-wake mutex with
+ * the TID layout, so robust locks and EOWNERDEAD work the same way. The
+ * choice is made once per process; FUTEX_SPIN_MODE=waitwake in the
+ * environment forces the fallback (for tests and comparisons).
+ *
+ * The mutex is 40 bytes laid out so that it overlays glibc's x86-64
+ * pthread_mutex_t: the word at offset 0, the type at 16 and the robust
+ * list node at 24. That lets the LD_PRELOAD build use a pthread_mutex_t
+ * as is, statically initialised ones included, and lets robust mutexes sit
+ * on the robust list glibc registered for the thread, next to glibc's own.
+ *
+ * Functions return 0 or a positive errno value, as pthread functions do.
+ */
+#ifndef _FUTEX_SPIN_LIB_H
+#define _FUTEX_SPIN_LIB_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Types: the values of glibc's static initializers */
+#define FUTEX_SPIN_MUTEX_NORMAL		0
+#define FUTEX_SPIN_MUTEX_RECURSIVE	1
+#define FUTEX_SPIN_MUTEX_ERRORCHECK	2
+#define FUTEX_SPIN_MUTEX_ADAPTIVE	3	/* the same as NORMAL here */
+#define FUTEX_SPIN_MUTEX_TYPE_MASK	3
+/* Flags, or'ed with the type */
+#define FUTEX_SPIN_MUTEX_ROBUST		0x10
+#define FUTEX_SPIN_MUTEX_SHARED		0x80	/* between processes */
+
+struct futex_spin_mutex {
+	uint32_t word;		/* TID | FUTEX_WAITERS | FUTEX_OWNER_DIED */
+	uint32_t count;		/* recursive: extra locks by the owner */
+	uint32_t state;		/* FUTEX_SPIN_STATE_* */
+	uint32_t reserved;
+	int32_t kind;		/* type | flags; -1 once destroyed */
+	uint32_t reserved2;
+	/* Robust list node: prev as glibc keeps it, next read by the kernel */
+	void *prev;
+	void *next;
+};
+
+/* state: after an EOWNERDEAD lock was unlocked without being made consistent */
+#define FUTEX_SPIN_STATE_NOTRECOVERABLE	1
+
+#define FUTEX_SPIN_MUTEX_INITIALIZER	{ 0 }
+
+enum futex_spin_mode {
+	FUTEX_SPIN_MODE_SPIN = 1,	/* FUTEX_SPIN_LOCK/UNLOCK */
+	FUTEX_SPIN_MODE_WAITWAKE = 2,	/* fallback: FUTEX_WAIT_BITSET/WAKE */
+};
+
+/*
+ * Feature probe: 0 when the kernel has the opcodes, ENOSYS when it does
+ * not, another errno value when the kernel broke the contract.
+ */
+int futex_spin_probe(void);
+/* The mode this process uses: probed on first use, then fixed */
+enum futex_spin_mode futex_spin_mode(void);
+
+int futex_spin_mutex_init(struct futex_spin_mutex *m, int kind);
+/* EBUSY when locked */
+int futex_spin_mutex_destroy(struct futex_spin_mutex *m);
+
+/*
+ * 0, or EOWNERDEAD: locked, but the previous owner of this robust mutex
+ * died holding it. Make the protected state consistent and call
+ * futex_spin_mutex_consistent(), or unlock and the mutex becomes
+ * unrecoverable: later locks fail with ENOTRECOVERABLE.
+ * Other errors: EDEADLK (already the owner, non-recursive types), EAGAIN
+ * (recursion count overflow), EINVAL (destroyed, bad timespec or clock),
+ * ENOTRECOVERABLE.
+ */
+int futex_spin_mutex_lock(struct futex_spin_mutex *m);
+/* As lock; EBUSY when held, also by the caller unless recursive */
+int futex_spin_mutex_trylock(struct futex_spin_mutex *m);
+/*
+ * As lock, giving up with ETIMEDOUT at @abstime, absolute on @clock:
+ * CLOCK_MONOTONIC or CLOCK_REALTIME (others: EINVAL). NULL waits forever.
+ */
+int futex_spin_mutex_timedlock(struct futex_spin_mutex *m, clockid_t clock,
+			       const struct timespec *abstime);
+/* EPERM when the caller is not the owner */
+int futex_spin_mutex_unlock(struct futex_spin_mutex *m);
+/* After EOWNERDEAD; EINVAL when not robust or not owned after EOWNERDEAD */
+int futex_spin_mutex_consistent(struct futex_spin_mutex *m);
+
+/*
+ * For a condition variable: release the mutex completely (whatever the
+ * recursion count) and take it back, restoring the count. *@saved carries
+ * the count between the two.
+ */
+int futex_spin_mutex_release(struct futex_spin_mutex *m, uint32_t *saved);
+int futex_spin_mutex_reacquire(struct futex_spin_mutex *m, uint32_t saved);
+
+/*
+ * Whether robust mutexes work in the calling thread: its robust list is
+ * glibc's (which this library shares) or none (one is registered).
+ */
+int futex_spin_robust_available(void);
+
+/* The caller's TID, cached per thread (and reset in a fork child) */
+int futex_spin_gettid(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _FUTEX_SPIN_LIB_H */
