@@ -22,16 +22,6 @@
 
 static bool preloaded;
 
-static long in_thread(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	void *ret;
-
-	if (pthread_create(&t, NULL, fn, arg) || pthread_join(t, &ret))
-		return -1;
-	return (long)ret;
-}
-
 static void *do_trylock(void *m)
 {
 	long ret = pthread_mutex_trylock(m);
@@ -365,11 +355,13 @@ static int test_cond_broadcast(void)
 static int timedwait(pthread_cond_t *c, clockid_t clock, bool clockwait)
 {
 	pthread_mutex_t m;
-	struct timespec t0, d = deadline(clock, 50);
+	struct timespec t0, d;
 
 	CHECK_EQ(init_type(&m, PTHREAD_MUTEX_ERRORCHECK), 0);
 	CHECK_EQ(pthread_mutex_lock(&m), 0);
+	/* The 50 ms count from t0: the deadline must not be older. */
 	clock_gettime(clock, &t0);
+	d = deadline(clock, 50);
 	if (clockwait)
 		CHECK_EQ(pthread_cond_clockwait(c, &m, clock, &d), ETIMEDOUT);
 	else
