@@ -7,6 +7,7 @@
 #ifndef _FUTEX_SPIN_TAP_H
 #define _FUTEX_SPIN_TAP_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,17 @@ static inline int tap_run(const char *prefix, const struct tap_test *t,
 		failed += !!ret;
 	}
 	return failed ? 1 : 0;
+}
+
+/* Run @fn(@arg) in a new thread and return its result */
+static inline long in_thread(void *(*fn)(void *), void *arg)
+{
+	pthread_t t;
+	void *ret;
+
+	if (pthread_create(&t, NULL, fn, arg) || pthread_join(t, &ret))
+		return -1;
+	return (long)ret;
 }
 
 static inline long long ns_since(clockid_t clock, const struct timespec *t0)

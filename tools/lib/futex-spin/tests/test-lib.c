@@ -24,17 +24,6 @@ static pid_t gettid_(void)
 	return syscall(SYS_gettid);
 }
 
-/* Run @fn(@arg) in a new thread and return its result */
-static long in_thread(void *(*fn)(void *), void *arg)
-{
-	pthread_t t;
-	void *ret;
-
-	if (pthread_create(&t, NULL, fn, arg) || pthread_join(t, &ret))
-		return -1;
-	return (long)ret;
-}
-
 static void *do_trylock(void *m)
 {
 	long ret = futex_spin_mutex_trylock(m);

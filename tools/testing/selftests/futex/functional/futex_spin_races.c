@@ -240,33 +240,11 @@ static void *taker_fn(void *arg)
 
 static int taker_start(struct taker *t)
 {
-	struct sched_param sp = { .sched_priority = 10 };
-	pthread_attr_t attr;
-	int err;
+	int err = fs_thread_create(&t->thread, t->policy, 10, taker_fn, t);
 
-	pthread_attr_init(&attr);
-	if (t->policy != SCHED_OTHER) {
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, t->policy);
-		pthread_attr_setschedparam(&attr, &sp);
-	}
-	err = pthread_create(&t->thread, &attr, taker_fn, t);
-	pthread_attr_destroy(&attr);
 	while (!err && !__atomic_load_n(&t->started, __ATOMIC_SEQ_CST))
 		usleep(100);
 	return err;
-}
-
-static bool taker_done(struct taker *t)
-{
-	long long start = fs_now_ns(CLOCK_MONOTONIC);
-
-	while (!__atomic_load_n(&t->done, __ATOMIC_SEQ_CST)) {
-		if (fs_ms_since(start) > FS_MUST_MS)
-			return false;
-		usleep(1000);
-	}
-	return true;
 }
 
 /*
@@ -316,7 +294,7 @@ TEST_F(races, rt_waiter_not_behind_woken_task)
 			break;
 		TH_LOG("attempt %d: W was handed the lock, not woken", attempt);
 		fs_inject("stall", FS_STALL_NONE);
-		ASSERT_TRUE(taker_done(&w));
+		ASSERT_TRUE(fs_wait_flag(&w.done));
 		pthread_join(w.thread, NULL);
 	}
 	ASSERT_GT(5, attempt) TH_LOG("W was never woken without a handoff");
@@ -325,7 +303,7 @@ TEST_F(races, rt_waiter_not_behind_woken_task)
 	ASSERT_TRUE(taker_queue_fast(&r, me)) TH_LOG("no SCHED_FIFO thread: not root?");
 	ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
 
-	EXPECT_TRUE(taker_done(&r))
+	EXPECT_TRUE(fs_wait_flag(&r.done))
 		TH_LOG("R asleep on a %s lock while woken W has not run: %#x",
 		       fs_load(self->word) & FUTEX_TID_MASK ? "held" : "free",
 		       fs_load(self->word));

@@ -56,18 +56,8 @@ static void *orderly_fn(void *arg)
 
 static int orderly_start(struct orderly *o)
 {
-	struct sched_param sp = { .sched_priority = o->prio };
-	pthread_attr_t attr;
-	int err;
+	int err = fs_thread_create(&o->thread, o->policy, o->prio, orderly_fn, o);
 
-	pthread_attr_init(&attr);
-	if (o->policy != SCHED_OTHER) {
-		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-		pthread_attr_setschedpolicy(&attr, o->policy);
-		pthread_attr_setschedparam(&attr, &sp);
-	}
-	err = pthread_create(&o->thread, &attr, orderly_fn, o);
-	pthread_attr_destroy(&attr);
 	if (err)
 		return err;
 	while (!__atomic_load_n(&o->started, __ATOMIC_SEQ_CST))

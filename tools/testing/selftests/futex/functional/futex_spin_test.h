@@ -7,6 +7,7 @@
 #define _FUTEX_SPIN_TEST_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/statfs.h>
 
@@ -231,16 +232,41 @@ static inline bool waiter_queue(struct waiter *w)
 	return !waiter_start(w) && fs_wait_blocked(getpid(), w->tid);
 }
 
-static inline bool wait_done(struct waiter *w)
+/* Wait up to FS_MUST_MS for *@flag to be set; true once it is */
+static inline bool fs_wait_flag(int *flag)
 {
 	long long start = fs_now_ns(CLOCK_MONOTONIC);
 
-	while (!__atomic_load_n(&w->done, __ATOMIC_SEQ_CST)) {
+	while (!__atomic_load_n(flag, __ATOMIC_SEQ_CST)) {
 		if (fs_ms_since(start) > FS_MUST_MS)
 			return false;
 		usleep(1000);
 	}
 	return true;
+}
+
+static inline bool wait_done(struct waiter *w)
+{
+	return fs_wait_flag(&w->done);
+}
+
+/* Create a thread running @fn(@arg) under @policy at @prio (not SCHED_OTHER) */
+static inline int fs_thread_create(pthread_t *t, int policy, int prio,
+				   void *(*fn)(void *), void *arg)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_attr_t attr;
+	int err;
+
+	pthread_attr_init(&attr);
+	if (policy != SCHED_OTHER) {
+		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+		pthread_attr_setschedpolicy(&attr, policy);
+		pthread_attr_setschedparam(&attr, &sp);
+	}
+	err = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return err;
 }
 
 static inline bool fs_debugfs_mounted(void)
