@@ -122,7 +122,8 @@ memcached_run() {
 		memcstat --servers=127.0.0.1:$port >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	timeout -k 5 60 memcaslap -s 127.0.0.1:$port -T 2 -c 32 -t 3s \
+	timeout -k 5 60 memcaslap -s 127.0.0.1:$port -F "$(dirname "$0")/memslap.cnf" \
+		-T 2 -c 32 -t 3s \
 		>"$tmp/slap" 2>&1
 	# perf stat passes the signal on and writes its counts when it ends.
 	[ -s "$tmp/mc.pid" ] && kill -TERM "$(cat "$tmp/mc.pid")"

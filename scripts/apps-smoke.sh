@@ -77,8 +77,8 @@ for _ in $(seq 50); do
 	memcstat --servers=127.0.0.1:$port >/dev/null 2>&1 && break
 	sleep 0.2
 done
-out=$(under 120 memcaslap -s 127.0.0.1:$port -T 2 -c 8 -t 2s \
-	--verify=0.1 2>&1)
+out=$(under 120 memcaslap -s 127.0.0.1:$port -F "$(dirname "$0")/memslap.cnf" \
+	-T 2 -c 8 -t 2s --verify=0.1 2>&1)
 rc=$?
 out="$out
 $(cat "$tmp/memcached.err")"
