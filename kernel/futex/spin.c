@@ -36,12 +36,14 @@
  * (setting WAITERS if others remain), sets WAITERS before sleeping again,
  * or passes the wakeup on when it gives up.
  *
- * Kernel state: one queue head per futex key, found through the futex hash
- * bucket. The bucket lock is held only to find, create or drop a head, and
- * to release a word whose key has no head; the sleepers are protected by
- * the head's own lock. A head lives exactly as long as some task is inside
- * FUTEX_SPIN_LOCK or FUTEX_SPIN_UNLOCK for its key, so nothing user space
- * does can make the kernel keep or leak it.
+ * Kernel state: one queue head per futex key, linked into the futex hash
+ * bucket and looked up there under RCU. Each task keeps a reference to the
+ * head it used last, so it finds it again without a lookup, and a lock in
+ * steady use keeps its head. The reference goes when the task uses another
+ * key, execs or exits: there is at most one head per task, and user space
+ * can make the kernel keep no more. The bucket lock is held only to link a
+ * head, to unlink one whose last reference goes, and to release a word
+ * whose key has no head; the sleepers are protected by the head's own lock.
  *
  * Lock order: none. hb->lock and head->lock are never held together; the
  * OSQ and RCU are taken with neither held. A failed cmpxchg of the word is
@@ -54,6 +56,8 @@
 #include <linux/osq_lock.h>
 #include <linux/percpu.h>
 #include <linux/rbtree.h>
+#include <linux/rculist.h>
+#include <linux/refcount.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/sched/wake_q.h>
@@ -78,7 +82,9 @@
 struct futex_spin_head {
 	struct hlist_node	hb_node;
 	union futex_key		key;
-	unsigned int		refs;		/* hb->lock */
+	/* One per task keeping the head, see futex_spin_head_get() */
+	refcount_t		refs;
+	struct rcu_head		rcu;
 
 	spinlock_t		lock;		/* protects the sleepers */
 	struct rb_root_cached	sleepers;	/* lock */
@@ -134,6 +140,8 @@ enum futex_spin_stat {
 	FUTEX_SPIN_STAT_TIMEOUTS,
 	FUTEX_SPIN_STAT_OWNER_DIED,
 	FUTEX_SPIN_STAT_RESPINS,
+	FUTEX_SPIN_STAT_HEADS_CREATED,
+	FUTEX_SPIN_STAT_HEADS_FREED,
 	FUTEX_SPIN_NR_STATS
 };
 
@@ -147,6 +155,8 @@ static const char * const futex_spin_stat_names[FUTEX_SPIN_NR_STATS] = {
 	[FUTEX_SPIN_STAT_TIMEOUTS]	= "timeouts",
 	[FUTEX_SPIN_STAT_OWNER_DIED]	= "owner_died",
 	[FUTEX_SPIN_STAT_RESPINS]	= "respins",
+	[FUTEX_SPIN_STAT_HEADS_CREATED]	= "heads_created",
+	[FUTEX_SPIN_STAT_HEADS_FREED]	= "heads_freed",
 };
 
 static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
@@ -161,7 +171,6 @@ static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
 /* Per CPU, so that counting does not add a shared cache line to the hot path. */
 static DEFINE_PER_CPU(unsigned long, futex_spin_stats[FUTEX_SPIN_NR_STATS]);
 static DEFINE_PER_CPU(unsigned long, futex_spin_outcomes[FUTEX_SPIN_NR_OUTCOMES]);
-static atomic_t futex_spin_live_heads = ATOMIC_INIT(0);
 static struct kmem_cache *futex_spin_head_cache;
 
 static void futex_spin_count(enum futex_spin_stat stat)
@@ -174,22 +183,40 @@ static void futex_spin_count(enum futex_spin_stat stat)
 #include <trace/events/futex_spin.h>
 
 /*
- * Queue heads. Allocation happens only when the first task of a key enters
- * the kernel; later arrivals find the head. Allocating before taking the
- * bucket lock (and dropping the spare if another task won the race) keeps
- * GFP_KERNEL allocations out of the bucket lock, which other futex
- * operations on unrelated keys share.
+ * Queue heads. A task keeps a reference to the head it used last, in
+ * current->futex_spin_head, like the spare pi_state it keeps: the next
+ * operation on the same futex finds it there with no lookup and no atomic
+ * operation, and a lock in steady use keeps its head rather than creating
+ * and freeing one per contended burst. The reference goes when the task
+ * uses another futex, execs or exits (futex_spin_cleanup()).
+ *
+ * Other tasks find a head under RCU, taking a reference only while it has
+ * one. Its last reference goes under the bucket lock, which unlinks it in
+ * the same critical section, so under that lock every linked head is live.
+ * Allocating before taking the bucket lock keeps GFP_KERNEL allocations
+ * out of it: other futex operations on unrelated keys share it.
  */
 static struct futex_spin_head *futex_spin_head_find(struct futex_hash_bucket *hb,
 						    union futex_key *key)
 {
 	struct futex_spin_head *head;
 
-	hlist_for_each_entry(head, &hb->spin_heads, hb_node) {
-		if (futex_match(&head->key, key))
+	hlist_for_each_entry_rcu(head, &hb->spin_heads, hb_node,
+				 lockdep_is_held(&hb->lock)) {
+		if (futex_match(&head->key, key) && refcount_inc_not_zero(&head->refs))
 			return head;
 	}
 	return NULL;
+}
+
+static struct futex_spin_head *futex_spin_head_lookup(union futex_key *key)
+{
+	struct futex_spin_head *head;
+
+	rcu_read_lock();
+	head = futex_spin_head_find(futex_hash(key), key);
+	rcu_read_unlock();
+	return head;
 }
 
 static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
@@ -200,36 +227,31 @@ static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 	if (!head)
 		return NULL;
 	head->key = *key;
+	refcount_set(&head->refs, 1);
 	spin_lock_init(&head->lock);
 	head->sleepers = RB_ROOT_CACHED;
 	osq_lock_init(&head->osq);
 	return head;
 }
 
-/* Returns a referenced head, NULL if none exists and !@create. */
-static struct futex_spin_head *futex_spin_head_get(union futex_key *key, bool create)
+/* Link a new head for @key, unless another task linked one meanwhile. */
+static struct futex_spin_head *futex_spin_head_create(union futex_key *key)
 {
 	struct futex_hash_bucket *hb = futex_hash(key);
-	struct futex_spin_head *head, *spare = NULL;
+	struct futex_spin_head *head, *spare;
+
+	spare = futex_spin_head_alloc(key);
+	if (!spare)
+		return ERR_PTR(-ENOMEM);
 
 	spin_lock(&hb->lock);
 	head = futex_spin_head_find(hb, key);
-	if (!head && create) {
-		spin_unlock(&hb->lock);
-		spare = futex_spin_head_alloc(key);
-		if (!spare)
-			return ERR_PTR(-ENOMEM);
-		spin_lock(&hb->lock);
-		head = futex_spin_head_find(hb, key);
-		if (!head) {
-			head = spare;
-			spare = NULL;
-			hlist_add_head(&head->hb_node, &hb->spin_heads);
-			atomic_inc(&futex_spin_live_heads);
-		}
+	if (!head) {
+		head = spare;
+		spare = NULL;
+		hlist_add_head_rcu(&head->hb_node, &hb->spin_heads);
+		futex_spin_count(FUTEX_SPIN_STAT_HEADS_CREATED);
 	}
-	if (head)
-		head->refs++;
 	spin_unlock(&hb->lock);
 
 	if (spare)
@@ -237,22 +259,65 @@ static struct futex_spin_head *futex_spin_head_get(union futex_key *key, bool cr
 	return head;
 }
 
+static void futex_spin_head_free(struct rcu_head *rcu)
+{
+	kmem_cache_free(futex_spin_head_cache,
+			container_of(rcu, struct futex_spin_head, rcu));
+}
+
 static void futex_spin_head_put(struct futex_spin_head *head)
 {
 	struct futex_hash_bucket *hb = futex_hash(&head->key);
-	bool last;
 
-	spin_lock(&hb->lock);
-	last = !--head->refs;
-	if (last)
-		hlist_del(&head->hb_node);
-	spin_unlock(&hb->lock);
-
-	if (!last)
+	if (!refcount_dec_and_lock(&head->refs, &hb->lock))
 		return;
+	hlist_del_rcu(&head->hb_node);
+	spin_unlock(&hb->lock);
+	futex_spin_count(FUTEX_SPIN_STAT_HEADS_FREED);
+
 	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root) || head->woken);
-	atomic_dec(&futex_spin_live_heads);
-	kmem_cache_free(futex_spin_head_cache, head);
+	call_rcu(&head->rcu, futex_spin_head_free);
+}
+
+/* @head, referenced, becomes the one current keeps. */
+static void futex_spin_head_keep(struct futex_spin_head *head)
+{
+	struct futex_spin_head *old = current->futex_spin_head;
+
+	current->futex_spin_head = head;
+	if (old)
+		futex_spin_head_put(old);
+}
+
+/*
+ * The head of @key, kept by current from now on; NULL if there is none
+ * and !@create. The caller needs no reference of its own: only current
+ * drops the one it keeps.
+ */
+static struct futex_spin_head *futex_spin_head_get(union futex_key *key, bool create)
+{
+	struct futex_spin_head *head = current->futex_spin_head;
+
+	if (head && futex_match(&head->key, key))
+		return head;
+
+	head = futex_spin_head_lookup(key);
+	if (!head && create)
+		head = futex_spin_head_create(key);
+	if (!IS_ERR_OR_NULL(head))
+		futex_spin_head_keep(head);
+	return head;
+}
+
+/* @tsk exits or execs: it keeps no head any more. */
+void futex_spin_cleanup(struct task_struct *tsk)
+{
+	struct futex_spin_head *head = tsk->futex_spin_head;
+
+	if (!head)
+		return;
+	tsk->futex_spin_head = NULL;
+	futex_spin_head_put(head);
 }
 
 /*
@@ -818,12 +883,13 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 }
 
 /*
- * No queue head was found. A locker creates the head under the bucket lock
- * before it looks at the word, so releasing under the bucket lock, after
- * looking once more, leaves a locker arriving now either finding the word
- * free or queued on a head that we then serve. Returns that head, with a
- * reference, when there is one; else the word is released (*@ret == 0) or
- * the error is in *@ret.
+ * No queue head was found. A locker holds a reference to a linked head
+ * before it looks at the word, and links a new one under the bucket lock.
+ * So after looking once more under that lock, where every linked head is
+ * live, releasing the word there leaves a locker arriving now either
+ * finding the word free or queued on a head that we then serve. Returns
+ * that head, referenced, when there is one; else the word is released
+ * (*@ret == 0) or the error is in *@ret.
  */
 static struct futex_spin_head *futex_spin_release_unqueued(union futex_key *key,
 							   u32 __user *uaddr,
@@ -834,9 +900,7 @@ static struct futex_spin_head *futex_spin_release_unqueued(union futex_key *key,
 
 	spin_lock(&hb->lock);
 	head = futex_spin_head_find(hb, key);
-	if (head)
-		head->refs++;
-	else
+	if (!head)
 		*ret = futex_spin_word_release(uaddr, tid, 0);
 	spin_unlock(&hb->lock);
 	return head;
@@ -851,8 +915,11 @@ static int futex_spin_release(union futex_key *key, u32 __user *uaddr, u32 tid)
 	head = futex_spin_head_get(key, false);
 	futex_spin_stall(FUTEX_SPIN_STALL_UNLOCK);
 	for (;;) {
-		if (!head)
+		if (!head) {
 			head = futex_spin_release_unqueued(key, uaddr, tid, &ret);
+			if (head)
+				futex_spin_head_keep(head);
+		}
 		if (head)
 			ret = futex_spin_release_queued(head, uaddr, tid);
 
@@ -861,8 +928,6 @@ static int futex_spin_release(union futex_key *key, u32 __user *uaddr, u32 tid)
 		else if (ret != -EFAULT || fault_in_user_writeable(uaddr))
 			break;
 	}
-	if (head)
-		futex_spin_head_put(head);
 	return ret;
 }
 
@@ -908,7 +973,6 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 		hrtimer_cancel(&to->timer);
 		destroy_hrtimer_on_stack(&to->timer);
 	}
-	futex_spin_head_put(head);
 	return ret;
 }
 
@@ -960,7 +1024,6 @@ void futex_spin_owner_died(u32 __user *uaddr)
 		}
 		spin_unlock(&head->lock);
 		wake_up_q(&wake_q);
-		futex_spin_head_put(head);
 	}
 }
 
@@ -988,6 +1051,17 @@ static int futex_spin_stats_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(futex_spin_stats);
 
+/* Heads linked now: exact once no task creates or drops one meanwhile. */
+static int futex_spin_live_heads_show(struct seq_file *m, void *v)
+{
+	long created = futex_spin_sum(&futex_spin_stats[FUTEX_SPIN_STAT_HEADS_CREATED]);
+	long freed = futex_spin_sum(&futex_spin_stats[FUTEX_SPIN_STAT_HEADS_FREED]);
+
+	seq_printf(m, "%ld\n", created - freed);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(futex_spin_live_heads);
+
 static int __init futex_spin_init(void)
 {
 	struct dentry *dir;
@@ -995,7 +1069,7 @@ static int __init futex_spin_init(void)
 	futex_spin_head_cache = KMEM_CACHE(futex_spin_head, SLAB_PANIC);
 
 	dir = debugfs_create_dir("futex_spin", NULL);
-	debugfs_create_atomic_t("live_heads", 0444, dir, &futex_spin_live_heads);
+	debugfs_create_file("live_heads", 0444, dir, NULL, &futex_spin_live_heads_fops);
 	debugfs_create_file("stats", 0444, dir, NULL, &futex_spin_stats_fops);
 	futex_spin_inject_init(dir);
 	return 0;

@@ -261,6 +261,64 @@ TEST_F(spin, contended_counter)
 		EXPECT_LT(sleeps, fs_stat(_metadata, "sleeps"));
 }
 
+/*
+ * A lock in steady contended use keeps one queue head: the tasks using it
+ * keep it between their calls, so neither a new head per contended burst
+ * nor the hash-bucket lock is needed. Every contended lock/unlock pair
+ * took that lock four times when heads lived only as long as a call.
+ */
+TEST_F(spin, steady_lock_keeps_its_head)
+{
+	struct counter c = { .m = self->m, .run_ms = 500, .yield_every = 16 };
+	long long calls = fs_stat(_metadata, "lock_calls");
+	long long created = futex_spin_stat("heads_created");
+	long long hb = fs_hb_lock_acquisitions();
+
+	if (calls < 0)
+		SKIP(return, "debugfs not mounted");
+	counter_check(_metadata, &c, 2);
+	calls = fs_stat(_metadata, "lock_calls") - calls;
+	TH_LOG("%lld lock calls into the kernel", calls);
+	ASSERT_LE(20, calls) TH_LOG("too little contention to tell");
+
+	/*
+	 * Thread creation, join and exit use a few futex operations of their
+	 * own; the lock itself needs the bucket lock to link and unlink.
+	 */
+	if (hb >= 0) {
+		hb = fs_hb_lock_acquisitions() - hb;
+		TH_LOG("%lld hash-bucket lock acquisitions", hb);
+		EXPECT_GT(calls / 4, hb);
+	} else {
+		TH_LOG("no /proc/lock_stat: hash-bucket lock not counted");
+	}
+	ASSERT_LE(0, created) TH_LOG("no heads_created in %s/stats", FUTEX_SPIN_DEBUGFS);
+	created = futex_spin_stat("heads_created") - created;
+	TH_LOG("%lld heads created", created);
+	EXPECT_EQ(1, created);
+}
+
+/* Each task keeps the head it used last, and no other. */
+TEST_F(spin, task_keeps_one_head)
+{
+	struct timespec to;
+	__u32 *words = self->word + 8;
+	long long heads;
+	int i;
+
+	if (futex_spin_live_heads() < 0)
+		SKIP(return, "no %s/live_heads", FUTEX_SPIN_DEBUGFS);
+	heads = futex_spin_live_heads();
+	for (i = 0; i < 8; i++) {
+		fs_store(&words[i], FS_NO_SUCH_TID);
+		to = fs_deadline(CLOCK_MONOTONIC, 1);
+		EXPECT_EQ(-ETIMEDOUT, fs_lock(&words[i], self->lock_op, &to));
+	}
+	/* Kept: at most the one this task held before, and the last one. */
+	EXPECT_GE(heads + 1, futex_spin_live_heads());
+	EXPECT_LE(1, futex_spin_live_heads());
+}
+
 TEST_F(spin, edeadlk)
 {
 	struct timespec to = fs_deadline(CLOCK_MONOTONIC, 100);

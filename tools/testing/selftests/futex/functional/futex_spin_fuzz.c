@@ -3876,9 +3876,10 @@ static bool debugfs_ready(void)
 }
 
 /*
- * The kernel frees a queue head when the last task leaves the futex
- * operation, synchronously: once every worker is gone, none may be left.
- * Allow a moment for tasks that were still on their way out.
+ * Each task keeps the queue head it used last, and the kernel unlinks a
+ * head when the last task keeping it exits: once every worker is gone
+ * (this process uses no lock), none may be left. Allow a moment for tasks
+ * that were still on their way out.
  */
 static int check_live_heads(char *msg, size_t len)
 {

@@ -114,7 +114,7 @@ FIXTURE_SETUP(spinning)
 {
 	void *page;
 
-	ASSERT_EQ(-EPERM, futex_spin_probe());
+	fs_setup(_metadata);
 	ASSERT_LE(0, futex_spin_stat("lock_calls")) TH_LOG("debugfs not mounted");
 	page = mmap(NULL, getpagesize(), PROT_READ | PROT_WRITE,
 		    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -128,7 +128,7 @@ FIXTURE_SETUP(spinning)
 FIXTURE_TEARDOWN(spinning)
 {
 	munmap(self->r.m, getpagesize());
-	EXPECT_EQ(0, futex_spin_live_heads());
+	fs_teardown(_metadata);
 }
 
 /* Run @n hammers (already filled in), for RUN_MS unless they count. */

@@ -308,7 +308,7 @@ static inline long long futex_spin_stat(const char *name)
 	return futex_spin_debugfs_read("stats", name);
 }
 
-/* Queue heads alive in the kernel: 0 when nobody is in FUTEX_SPIN_LOCK */
+/* Queue heads in the kernel: 0 when no task that used the opcodes is alive */
 static inline long long futex_spin_live_heads(void)
 {
 	return futex_spin_debugfs_read("live_heads", NULL);
