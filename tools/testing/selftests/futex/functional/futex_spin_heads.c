@@ -400,6 +400,19 @@ static void exec_child(const struct mix *mix, unsigned int seed, int n)
 	_exit(1);
 }
 
+/*
+ * Reap @pid within 3 * FS_MUST_MS: a child that execs loads a program
+ * and its libraries, which in a loaded debug guest can take over a second.
+ */
+static int reap_child(pid_t pid)
+{
+	int status = -1, i;
+
+	for (i = 0; i < 3 && status == -1; i++)
+		status = fs_reap(pid);
+	return status;
+}
+
 /* Forks doomed or exec'ing children one after the other */
 static void spawner_proc(const struct mix *mix, unsigned int seed)
 {
@@ -420,7 +433,7 @@ static void spawner_proc(const struct mix *mix, unsigned int seed)
 		}
 		if (mix->sigkill && fs_wait_flag(&shm->held))
 			kill(pid, SIGKILL);
-		status = fs_reap(pid);
+		status = reap_child(pid);
 		if (status == -1) {
 			fail("child %d did not end", pid);
 			kill(pid, SIGKILL);
