@@ -383,14 +383,14 @@ static void exec_child(const struct mix *mix, unsigned int seed, int n)
 	for (i = 0; i < 4; i++)
 		heads_op_any(&w);
 	/*
-	 * The gate: owned by this thread, waited on by another. Half the
-	 * time the exec waits until that one sleeps in the kernel.
+	 * The gate: owned by this thread, waited on by another. The exec
+	 * comes as that one enters the kernel, spins or sleeps there.
 	 */
 	fs_store(&g.word, w.self.tid);
-	if (!pthread_create(&t, NULL, gate_fn, &g) && n % 2) {
+	if (!pthread_create(&t, NULL, gate_fn, &g)) {
 		while (!__atomic_load_n(&g.tid, __ATOMIC_SEQ_CST))
 			usleep(100);
-		fs_wait_blocked(getpid(), g.tid);
+		usleep(rand_r(&w.rng) % 5000);
 	}
 	/* Half the time an unrelated program, if there is one */
 	if (n % 4 >= 2 && !access("/bin/true", X_OK))
