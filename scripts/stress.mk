@@ -1,17 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make stress [DURATION=600] [STRESS_ARGS="-s SEED ..."]
+# make stress [DURATION=600] [HEADS_SECONDS=60] [STRESS_ARGS="-s SEED ..."]
 #
 # The futex_spin_fuzz stress test for DURATION seconds (guest time) on the
-# debug kernel (KASAN, lockdep, kmemleak), in a guest like `make check`.
+# debug kernel (KASAN, lockdep, kmemleak), in a guest like `make check`,
+# then futex_spin_heads with HEADS_SECONDS for each of its 6 scenarios.
 # Included by the top Makefile and uses its variables (BUILD, TOP,
 # SELFTESTS, CPUS, MEM, NUMA). Passes when every TAP point of the fuzzer
-# passes, the guest finished and neither the kernel log nor kmemleak has a
-# report. Output, kernel log and kmemleak report: build/runs/stress/.
+# and of the heads test passes, the guest finished and neither the kernel
+# log nor kmemleak has a report. Output, kernel log and kmemleak report:
+# build/runs/stress/.
 # STRESS_ARGS go to the fuzzer: -s SEED replays a run's choices, -p/-T set
 # processes and threads, -d disables groups of operations (see -h).
 
 DURATION ?= 600
+HEADS_SECONDS ?= 60
 STRESS_ARGS ?=
 
 .PHONY: stress
@@ -21,12 +24,14 @@ STRESS_ARGS ?=
 stress:
 	@$(MAKE) --no-print-directory DEBUG=1 kernel
 	@$(MAKE) --no-print-directory selftests
-	@test -x $(SELFTESTS)/functional/futex_spin_fuzz || \
-		{ echo "stress: no $(SELFTESTS)/functional/futex_spin_fuzz" >&2; exit 1; }
+	@for t in futex_spin_fuzz futex_spin_heads; do \
+		test -x $(SELFTESTS)/functional/$$t || \
+		{ echo "stress: no $(SELFTESTS)/functional/$$t" >&2; exit 1; }; \
+	done
 	@vm=0; scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name stress \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) \
-		--timeout $$(( $(DURATION) + 900 )) \
-		-- $(TOP)/scripts/guest-stress.sh \
+		--timeout $$(( $(DURATION) + 6 * $(HEADS_SECONDS) + 900 )) \
+		-- env HEADS_SECONDS=$(HEADS_SECONDS) $(TOP)/scripts/guest-stress.sh \
 		$(SELFTESTS)/functional/futex_spin_fuzz -t $(DURATION) $(STRESS_ARGS) \
 		|| vm=$$?; \
 	touch $(BUILD)/runs/stress/output.txt; \

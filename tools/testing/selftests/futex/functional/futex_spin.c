@@ -1458,4 +1458,177 @@ TEST_F(spin_shm, file_fault_in_and_readonly)
 	close(fd);
 }
 
+/*
+ * PID namespaces: an owner in this namespace and a waiter that is PID 1 of
+ * a child namespace share a lock. Each finds the TID of its own namespace
+ * in the word once it has the lock, whether it was handed the lock or took
+ * it free, and EDEADLK and EPERM go by those TIDs.
+ */
+struct pidns {
+	__u32 word;
+	pid_t o_tid;		/* the owner's TID (this namespace) */
+	pid_t w_tid;		/* the waiter's TID in its namespace */
+	pid_t w_outer;		/* and in this one */
+	int o_locked, o_release, w_got, w_release, o_got, o_release2, w_done;
+	int o_unlock, o_eperm, o_ret, o_unlock2;
+	int w_ret, w_deadlk, w_unlock, w_ret2, w_unlock2;
+	__u32 o_seen, w_seen, w_seen2;
+};
+
+static void pidns_set(int *flag)
+{
+	__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Wait for @flag, or end the process: the test reports the hang */
+static void pidns_wait(int *flag)
+{
+	if (!fs_wait_flag(flag))
+		_exit(2);
+}
+
+static struct timespec pidns_deadline(void)
+{
+	return fs_deadline(CLOCK_MONOTONIC, 2 * FS_MUST_MS);
+}
+
+static void pidns_owner(struct pidns *p)
+{
+	struct timespec to;
+
+	p->o_tid = fs_gettid();
+	fs_store(&p->word, p->o_tid);
+	pidns_set(&p->o_locked);
+	pidns_wait(&p->o_release);
+	p->o_unlock = fs_unlock(&p->word, FUTEX_SPIN_UNLOCK);
+
+	/* The waiter owns it now, under a TID that is not ours */
+	pidns_wait(&p->w_got);
+	p->o_eperm = fs_unlock(&p->word, FUTEX_SPIN_UNLOCK);
+	to = pidns_deadline();
+	p->o_ret = fs_lock(&p->word, FUTEX_SPIN_LOCK, &to);
+	p->o_seen = fs_load(&p->word);
+	pidns_set(&p->o_got);
+
+	pidns_wait(&p->o_release2);
+	p->o_unlock2 = fs_unlock(&p->word, FUTEX_SPIN_UNLOCK);
+}
+
+static void pidns_waiter(struct pidns *p)
+{
+	struct timespec to;
+
+	p->w_tid = fs_gettid();
+	pidns_wait(&p->o_locked);
+	to = pidns_deadline();
+	p->w_ret = fs_lock(&p->word, FUTEX_SPIN_LOCK, &to);
+	p->w_seen = fs_load(&p->word);
+	p->w_deadlk = fs_lock(&p->word, FUTEX_SPIN_LOCK, &to);
+	pidns_set(&p->w_got);
+	pidns_wait(&p->w_release);
+	p->w_unlock = fs_unlock(&p->word, FUTEX_SPIN_UNLOCK);
+
+	/* Again, this time taking it as the owner lets go */
+	pidns_wait(&p->o_got);
+	to = pidns_deadline();
+	p->w_ret2 = fs_lock(&p->word, FUTEX_SPIN_LOCK, &to);
+	p->w_seen2 = fs_load(&p->word);
+	p->w_unlock2 = fs_unlock(&p->word, FUTEX_SPIN_UNLOCK);
+	pidns_set(&p->w_done);
+}
+
+TEST_F(spin_shm, pid_namespace)
+{
+	long long handoffs = fs_stat(_metadata, "handoffs");
+	struct pidns *p;
+	pid_t owner, ns;
+	int status;
+
+	p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0, sizeof(*p));
+
+	owner = fork();
+	ASSERT_LE(0, owner);
+	if (!owner) {
+		pidns_owner(p);
+		_exit(0);
+	}
+	/* A child that makes a PID namespace; its child is PID 1 there */
+	ns = fork();
+	ASSERT_LE(0, ns);
+	if (!ns) {
+		pid_t pid;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(errno == EPERM || errno == EINVAL ? KSFT_SKIP : 1);
+		pid = fork();
+		if (pid < 0)
+			_exit(1);
+		if (!pid) {
+			pidns_waiter(p);
+			_exit(0);
+		}
+		p->w_outer = pid;
+		status = fs_reap(pid);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+	}
+
+	/* The waiter has waited 30 ms when the owner lets go: a handoff */
+	if (!fs_wait_flag(&p->o_locked) || !fs_wait_flag(&p->w_outer) ||
+	    !fs_wait_blocked(p->w_outer, p->w_outer)) {
+		kill(owner, SIGKILL);
+		kill(ns, SIGKILL);
+		status = fs_reap(ns);
+		if (WIFEXITED(status) && WEXITSTATUS(status) == KSFT_SKIP)
+			SKIP(goto out, "no PID namespace (CONFIG_PID_NS, root)");
+		ASSERT_TRUE(0) TH_LOG("the waiter does not block");
+	}
+	usleep(30000);
+	pidns_set(&p->o_release);
+	ASSERT_TRUE(fs_wait_flag(&p->w_got));
+
+	/* The owner waits on the waiter's lock, and is handed it back */
+	ASSERT_TRUE(fs_wait_blocked(owner, owner));
+	usleep(30000);
+	pidns_set(&p->w_release);
+	ASSERT_TRUE(fs_wait_flag(&p->o_got));
+
+	/* The waiter waits again; the owner lets go at once */
+	ASSERT_TRUE(fs_wait_blocked(p->w_outer, p->w_outer));
+	pidns_set(&p->o_release2);
+	ASSERT_TRUE(fs_wait_flag(&p->w_done));
+
+	status = fs_reap(owner);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	status = fs_reap(ns);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+
+	EXPECT_EQ(1, p->w_tid);
+	EXPECT_NE(p->w_tid, p->w_outer);
+	EXPECT_EQ(0, p->o_unlock);
+	EXPECT_EQ(0, p->w_ret);
+	EXPECT_EQ(p->w_tid, p->w_seen & FUTEX_TID_MASK)
+		TH_LOG("waiter %d (%d outside) handed the word %#x",
+		       p->w_tid, p->w_outer, p->w_seen);
+	EXPECT_EQ(-EDEADLK, p->w_deadlk);
+	EXPECT_EQ(-EPERM, p->o_eperm);
+	EXPECT_EQ(0, p->w_unlock);
+	EXPECT_EQ(0, p->o_ret);
+	EXPECT_EQ(p->o_tid, p->o_seen & FUTEX_TID_MASK)
+		TH_LOG("owner %d handed the word %#x", p->o_tid, p->o_seen);
+	EXPECT_EQ(0, p->o_unlock2);
+	EXPECT_EQ(0, p->w_ret2);
+	EXPECT_EQ(p->w_tid, p->w_seen2 & FUTEX_TID_MASK)
+		TH_LOG("waiter %d (%d outside) got the word %#x",
+		       p->w_tid, p->w_outer, p->w_seen2);
+	EXPECT_EQ(0, p->w_unlock2);
+	EXPECT_EQ(0, fs_load(&p->word));
+	if (handoffs >= 0)
+		EXPECT_LE(handoffs + 2, fs_stat(_metadata, "handoffs"));
+out:
+	munmap(p, PAGE);
+}
+
 TEST_HARNESS_MAIN
