@@ -10,7 +10,9 @@
  *
  *   rmw             a read-modify-write of one word on each of four cache
  *                   lines (the lock's data inside the lock, the thread's
- *                   own outside of it), mixed by multiplications
+ *                   own outside of it), each mixed by 16 rounds of a
+ *                   multiply-add and a xor-shift: some tens of ns, of the
+ *                   order of a pause on recent x86 CPUs
  *   pause           one pause instruction (yield on arm64)
  *
  * rmw is the default: a handoff moves real data between CPUs, and an
@@ -82,10 +84,11 @@
 #define TAS_BACKOFF_MAX		1024
 #define EXIT_UNSUPPORTED	2
 
-/* The rmw unit: one word on each of RMW_LINES cache lines. */
+/* The rmw unit: one word on each of RMW_LINES cache lines, RMW_ROUNDS mixes. */
 #define CACHE_LINE		64
 #define LINE_LONGS		(CACHE_LINE / sizeof(unsigned long))
 #define RMW_LINES		4
+#define RMW_ROUNDS		16
 
 /*
  * Acquisition latency histogram, in ns: exact below HIST_SUB, then
@@ -216,20 +219,24 @@ static inline void pause_loop(unsigned int n)
 }
 
 /*
- * One rmw unit: a word on each of the lines is read, mixed with a
- * multiplication and a shift, and written back. The lines' words are
- * independent, so a CPU overlaps them; each unit depends on the last.
+ * One rmw unit: a word on each of the lines is read, mixed by RMW_ROUNDS
+ * rounds of a multiply-add and a xor-shift, and written back. The lines'
+ * words are independent, so a CPU overlaps them; each unit depends on the
+ * last. The rounds make a unit about as long as a pause instruction on
+ * hardware, so that -l keeps the meaning it had.
  */
 static inline void rmw_loop(unsigned long (*data)[LINE_LONGS], unsigned int n)
 {
 	unsigned long x;
-	unsigned int i;
+	unsigned int i, r;
 
 	while (n--) {
 		for (i = 0; i < RMW_LINES; i++) {
 			x = READ_ONCE(data[i][0]);
-			x = x * 6364136223846793005UL + 1442695040888963407UL;
-			x ^= x >> 29;
+			for (r = 0; r < RMW_ROUNDS; r++) {
+				x = x * 6364136223846793005UL + 1442695040888963407UL;
+				x ^= x >> 29;
+			}
 			WRITE_ONCE(data[i][0], x);
 		}
 	}
