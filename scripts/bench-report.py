@@ -28,7 +28,7 @@ FIELDS = ["mutex", "threads", "load", "wait", "load_kind", "futexes", "shared",
           "unlock_syscalls_per_kop", "vcsw_per_kop", "ivcsw_per_kop",
           "slowest_share", "fastest_share", "jain", "last_releaser_share",
           "hold_ns", "gap_ns", "lat_p50_ns", "lat_p99_ns", "lat_max_ns",
-          "clock_pair_ns", "exclusion", "error"]
+          "clock_pair_ns", "time_every", "timed_ops", "exclusion", "error"]
 COUNT_FIELDS = FIELDS[:10] + ["hb_lock_acquisitions", "hb_lock_per_kop",
                               "heads_created", "heads_per_kop", "hb_lock_class",
                               "exclusion", "error"]
@@ -109,7 +109,7 @@ def main(run_dir, out_dir, count_dir=None):
         if "ops_per_sec" not in r:
             continue
         f = fig[(r["mutex"], cell_of(r))]
-        for k in FIGURES + ["lat_max_ns", "clock_pair_ns", "vcsw_per_kop"]:
+        for k in FIGURES + ["lat_max_ns", "clock_pair_ns", "time_every", "vcsw_per_kop"]:
             if r.get(k) is not None:
                 f[k].append(r[k])
         if r["lock_syscalls_per_kop"] is not None:
@@ -214,6 +214,8 @@ def main(run_dir, out_dir, count_dir=None):
         md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | " + " | ".join(row) + " |")
 
     clock = [v for f in fig.values() for v in f.get("clock_pair_ns", [])]
+    every = "/".join(str(v) for v in sorted({v for f in fig.values()
+                                             for v in f.get("time_every", [])}))
     if clock:
         md += ["", "Fairness and latency, ww / spin (means over the runs; max: the "
                "longest of all runs). gap: from a release to the next acquisition by "
@@ -222,9 +224,11 @@ def main(run_dir, out_dir, count_dir=None):
                "mean of all threads; Jain: Jain's fairness index over the threads' "
                "acquisitions (1: all equal, 1/threads: one thread does all); p99 and "
                "max: acquisition latency, from the lock call to owning the lock. "
-               "Timing reads the clock 3 times per operation, 2 of them inside the "
-               f"lock; a pair of reads cost {statistics.median(clock):.0f} ns "
-               f"(median of the runs, {min(clock):.0f} to {max(clock):.0f}).", "",
+               "Timed: " + (f"one operation in {every} at random (max: the longest of "
+                            "those)" if every not in ("", "1") else "every operation")
+               + ", with 3 clock reads, 2 of them inside the lock; a pair of "
+               f"reads cost {statistics.median(clock):.0f} ns before the runs "
+               f"(median, {min(clock):.0f} to {max(clock):.0f}).", "",
                "| threads | load | wait | gap µs | last rel. % | slowest | Jain "
                "| p99 µs | max ms |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 

@@ -36,7 +36,7 @@ for kind in pause rmw; do
 	for other in idle pause rmw; do
 		bg=
 		if [ "$other" != idle ]; then
-			mutex -C 1 -l 1000 --load-kind "$other" --no-timing -r $((runtime + 2)) >/dev/null &
+			mutex -C 1 -l 1000 --load-kind "$other" --time-every 0 -r $((runtime + 2)) >/dev/null &
 			bg=$!
 			sleep 1
 		fi
