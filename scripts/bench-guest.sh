@@ -46,7 +46,8 @@ fi
 # in futex_init(): one class of that name. &hb->lock in case they ever are
 # initialised through a pointer; #N and /N are lockdep's versions and
 # subclasses of a name.
-hb_class=${HB_LOCK_CLASS:-(^|[^[:alnum:]_])(futex_queues\[[^]]*\]\.|hb->)lock(#[0-9]+)?(/[0-9]+)?$}
+hb_default='(^|[^[:alnum:]_])(futex_queues\[[^]]*\]\.|hb->)lock(#[0-9]+)?(/[0-9]+)?$'
+hb_class=${HB_LOCK_CLASS:-$hb_default}
 lock_stat=/proc/lock_stat
 spin_stats=/sys/kernel/debug/futex_spin/stats
 failed=0
@@ -68,72 +69,87 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 ncells=$(( $(wc -w <<<"$threads") * $(wc -w <<<"$loads") * $(wc -w <<<"$factors") ))
 echo "# guest: $(uname -r), $(nproc) CPUs; $ncells cells x {$types} x $repeat runs of ${runtime}s, $kind work"
 
-if [ "$count" = 1 ]; then
-	if [ -w "$lock_stat" ]; then
-		# On by default with CONFIG_LOCK_STAT; make sure.
-		[ -w /proc/sys/kernel/lock_stat ] && echo 1 >/proc/sys/kernel/lock_stat
-	else
-		echo "# no $lock_stat (CONFIG_LOCK_STAT): no hash-bucket lock counts"
-	fi
-	[ -r "$spin_stats" ] && grep -q '^heads_created ' "$spin_stats" ||
-		echo "# no heads_created in $spin_stats: no head creation counts"
-fi
+# Process creation takes a second or more on the debug kernel under TCG,
+# and loading perf from the shared directory seconds more: the count pass
+# runs perf from tmpfs and parses with shell builtins, not awk or grep.
+tmp=$(mktemp -d /dev/shm/bench-guest.XXXXXX 2>/dev/null) && cp "$perf" "$tmp/perf" &&
+	perf=$tmp/perf && trap 'rm -rf "$tmp"' EXIT || tmp=$RUN_DIR
 
 # The acquisitions of the hash-bucket lock class(es) since lock_stat was
-# zeroed, and their names: "N name,name", or "null" without lock_stat. A
-# class line is the name, a colon and 12 numbers, the 8th of them the
-# acquisitions; a class written for reading and writing has -W and -R
-# lines, both counted (the bucket lock is a spinlock: only one).
+# zeroed and their names, into $acq and $names; acq=null without
+# lock_stat. A class line is the name, a colon and 12 numbers, the 8th of
+# them the acquisitions; a class taken for reading and writing has -W and
+# -R lines, both counted (the bucket lock is a spinlock: only one).
 hb_acquisitions() {
-	[ -r "$lock_stat" ] || { echo null; return; }
-	HB_CLASS=$hb_class awk '
-		NF >= 13 {
-			for (i = NF - 11; i <= NF; i++)
-				if ($i !~ /^[0-9.]+$/)
-					next
-			name = $0
-			sub(/:[ 0-9.]+$/, "", name)
-			sub(/^ +/, "", name)
-			sub(/-[RW]$/, "", name)
-			if (name !~ ENVIRON["HB_CLASS"])
-				next
-			acq += $(NF - 4)
-			if (!(name in seen))
-				names = names (names == "" ? "" : ",") name
-			seen[name] = 1
-		}
-		END { print acq + 0, names }' "$lock_stat"
+	local line name f
+
+	acq=null names=
+	[ -r "$lock_stat" ] || return
+	acq=0
+	while IFS= read -r line; do
+		[[ $line =~ ^\ *(.*[^\ ]):((\ +[0-9.]+){12})$ ]] || continue
+		name=${BASH_REMATCH[1]}
+		name=${name%-[RW]}
+		read -ra f <<<"${BASH_REMATCH[2]}"
+		[[ $name =~ $hb_class ]] || continue
+		acq=$((acq + f[7]))
+		[[ ",$names," == *",$name,"* ]] || names=${names:+$names,}$name
+	done <"$lock_stat"
 }
 
+# heads_created of futex_spin/stats into $heads, null if there is none.
 heads_created() {
-	local n
+	local key val
 
-	n=$(awk '$1 == "heads_created" { print $2 }' "$spin_stats" 2>/dev/null)
-	echo "${n:-null}"
+	heads=null
+	[ -r "$spin_stats" ] || return
+	while read -r key val; do
+		[ "$key" = heads_created ] && heads=$val
+	done <"$spin_stats"
 }
 
-# The benchmark's JSON line, status in $rc.
+# 1000 * $2 / $3 with one decimal into the variable $1, n/a if none.
+per_kop() {
+	local v
+
+	if [ "$2" = null ] || [ "${3:-0}" -eq 0 ]; then
+		printf -v "$1" n/a
+	else
+		v=$(((10000 * $2 + $3 / 2) / $3))
+		printf -v "$1" '%d.%d' $((v / 10)) $((v % 10))
+	fi
+}
+
+# The benchmark's JSON line into $line, its status into $rc.
 bench() {
-	local t=$1 n=$2 l=$3 w=$4
+	local t=$1 n=$2 l=$3 w=$4 out_line
 
 	# shellcheck disable=SC2086 # BENCH_ARGS is a list of options
-	line=$(timeout -k 5 $((runtime + 120)) "$perf" bench -f simple futex mutex \
+	timeout -k 5 $((runtime + 120)) "$perf" bench -f simple futex mutex \
 		-m "$t" -t "$n" -l "$l" -w "$w" --load-kind "$kind" -r "$runtime" \
-		--json ${BENCH_ARGS:-} | grep '^{')
+		--json ${BENCH_ARGS:-} >"$tmp/run.out"
 	rc=$?
+	line=
+	while IFS= read -r out_line; do
+		[[ $out_line == "{"* ]] && line=$out_line
+	done <"$tmp/run.out"
+	[ -n "$line" ] || [ "$rc" -ne 0 ] || rc=1
 }
 
 # One run: its JSON line goes to $out; a type the kernel lacks (exit 2) is
-# recorded once and left out from then on.
+# recorded once and left out from then on. The count pass adds its counts
+# to the line and to $progress.
 run() {
-	local t=$1 n=$2 l=$3 w=$4 line rc hb h0 h1 heads acq names
+	local t=$1 n=$2 l=$3 w=$4 line rc acq names heads h0 ops=0 rate=0 hb_kop heads_kop
 
 	if [ "$count" = 1 ]; then
 		[ -w "$lock_stat" ] && echo 0 >"$lock_stat"
-		h0=$(heads_created)
+		heads_created
+		h0=$heads
 		bench "$t" "$n" "$l" "$w"
-		hb=$(hb_acquisitions)
-		h1=$(heads_created)
+		hb_acquisitions
+		heads_created
+		[ "$h0" = null ] || [ "$heads" = null ] || heads=$((heads - h0))
 	else
 		bench "$t" "$n" "$l" "$w"
 	fi
@@ -150,53 +166,42 @@ run() {
 			line="{\"mutex\": \"$t\", \"threads\": $n, \"load\": $l, \"wait\": $w, \"error\": \"exit $rc\"}"
 	fi
 	if [ "$count" = 1 ]; then
-		heads=null
-		[ "$h0" = null ] || [ "$h1" = null ] || heads=$((h1 - h0))
-		read -r acq names <<<"$hb"
+		[[ $line =~ \"ops\":\ ([0-9]+) ]] && ops=${BASH_REMATCH[1]}
+		[[ $line =~ \"ops_per_sec\":\ ([0-9]+) ]] && rate=${BASH_REMATCH[1]}
+		per_kop hb_kop "$acq" "$ops"
+		per_kop heads_kop "$heads" "$ops"
+		progress="$progress $t $((rate / 1000)) hb $hb_kop heads $heads_kop"
 		if [ "$acq" = null ]; then
 			names=null
 		else
-			[ -n "${names:-}" ] || echo "# no lock_stat class matches /$hb_class/"
-			names="\"${names:-}\""
+			[ -n "$names" ] || echo "# no lock_stat class matches /$hb_class/"
+			names="\"$names\""
 		fi
 		line="${line%\}}, \"hb_lock_acquisitions\": $acq, \"hb_lock_class\": $names, \"heads_created\": $heads}"
 	fi
 	echo "$line" >>"$out"
 }
 
-# Progress: per type, the mean kops/s of this cell's runs, and in the count
-# pass the hash-bucket lock acquisitions and heads created per 1000 ops.
+# Progress of the sweep: per type, the mean kops/s of this cell's runs.
 summary() {
 	grep "\"threads\": $1, \"futexes\": [0-9]*, \"load\": $2, \"wait\": $3," "$out" |
-		awk -v count="$count" '
-		function val(key, r) {
-			if (!match($0, "\"" key "\": [^,}]*"))
-				return "null"
-			r = substr($0, RSTART, RLENGTH)
-			sub(/.*: /, "", r)
-			return r
-		}
-		function per_kop(v, ops) {
-			return v == "null" || !ops ? "n/a" : sprintf("%.1f", 1000 * v / ops)
-		}
-		{
-			t = val("mutex")
-			gsub(/"/, "", t)
-			if (!(t in o))
-				o[t] = ++k
-			s[t] += val("ops_per_sec") / 1000
-			n[t]++
-			if (count == 1)
-				c[t] = " hb " per_kop(val("hb_lock_acquisitions"), val("ops")) \
-					" heads " per_kop(val("heads_created"), val("ops"))
-		}
-		END {
-			for (t in o)
-				p[o[t]] = t
-			for (i = 1; i <= k; i++)
-				printf(" %s %.0f%s", p[i], s[p[i]] / n[p[i]], c[p[i]])
-		}'
+		sed -n 's/.*"mutex": "\([^"]*\)".*"ops_per_sec": \([0-9.]*\).*/\1 \2/p' |
+		awk '{ s[$1] += $2; c[$1]++; if (!($1 in o)) o[$1] = ++k }
+		     END { for (t in o) p[o[t]] = t
+			   for (i = 1; i <= k; i++) printf(" %s %.0f", p[i], s[p[i]] / c[p[i]] / 1000) }'
 }
+
+if [ "$count" = 1 ]; then
+	if [ -w "$lock_stat" ]; then
+		# On by default with CONFIG_LOCK_STAT; make sure.
+		[ -w /proc/sys/kernel/lock_stat ] && echo 1 >/proc/sys/kernel/lock_stat
+	else
+		echo "# no $lock_stat (CONFIG_LOCK_STAT): no hash-bucket lock counts"
+	fi
+	heads_created
+	[ "$heads" != null ] ||
+		echo "# no heads_created in $spin_stats: no head creation counts"
+fi
 
 cell=0
 for n in $threads; do
@@ -204,13 +209,15 @@ for n in $threads; do
 		for f in $factors; do
 			w=$((f * l))
 			cell=$((cell + 1))
+			progress=
 			for ((r = 0; r < repeat; r++)); do
 				for t in $types; do
 					[[ $missing == *" $t "* ]] || run "$t" "$n" "$l" "$w"
 				done
 			done
+			[ "$count" = 1 ] || progress=$(summary "$n" "$l" "$w")
 			printf '[%2d/%d] threads %2d load %3d wait %4d: kops/s%s\n' \
-				"$cell" "$ncells" "$n" "$l" "$w" "$(summary "$n" "$l" "$w")"
+				"$cell" "$ncells" "$n" "$l" "$w" "$progress"
 		done
 	done
 done

@@ -190,12 +190,12 @@ def main(run_dir, out_dir, count_dir=None):
                  f"{count_guest.get('kernel', '?')} (KASAN, lockdep, lock_stat): counts, "
                  "not timings")
         hb_what = (f"acquisitions of the lock_stat class{'es' if len(classes) > 1 else ''} "
-                   + ", ".join(f"`{c}`" for c in classes) if classes else
+                   + ", ".join(f"`{c}`" for c in classes)
+                   + ", including the benchmark's start and exit" if classes else
                    "no lock_stat class matched, or the kernel has no lock_stat")
         md += ["", "Lock + unlock syscalls and voluntary context switches per 1000 ops "
                "(means); hash-bucket lock acquisitions (hb) and queue heads created per "
-               f"1000 ops ({where}; hb: {hb_what}, including the benchmark's start and "
-               "exit; n/a: the kernel does not count it):", ""]
+               f"1000 ops ({where}; hb: {hb_what}; n/a: the kernel does not count it):", ""]
     else:
         md += ["", "Lock + unlock syscalls and voluntary context switches per 1000 ops "
                "(means; no count pass, so no hash-bucket lock counts):", ""]
