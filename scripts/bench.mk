@@ -19,11 +19,12 @@
 # runs of BENCH_RUNTIME s each. A run of 1 s takes 1.6 s in a 2-vCPU TCG
 # guest (perf's start, clock calibration, 64 threads' creation and join).
 # The quick default drops load 100, or it would take 32 cells x 6 types x
-# 3 runs = 576 runs, 16 min: 24 cells x 6 x 3 = 432 runs, 12 min, then the
+# 3 runs = 576 runs, 16 min: 24 cells x 6 x 3 = 432 runs, 12 min. Then the
 # count pass: 24 cells x ww, spin, one run of 1 s each = 48 runs on the
-# debug kernel, and two boots: some 16 min when the kernels are built.
-# FULL=1 is the whole grid with 5 runs of 5 s: 32 x 6 x 5 = 960 runs, 90
-# min, and 64 count runs.
+# debug kernel, where a run takes about 10 s (starting a process takes a
+# second there): 8 min. With two boots of a minute, some 21 min when the
+# kernels are built. FULL=1 is the whole grid with 5 runs of 5 s: 32 x 6
+# x 5 = 960 runs, 90 min, and 64 count runs of 1 s, 11 min.
 #
 # Knobs: REPEAT (runs per cell and type), FULL=1, LOAD_KIND (rmw, or pause
 # for the old loop of pause instructions), COUNTS=0 (no debug kernel and no
