@@ -321,11 +321,11 @@ def plot(path, fig, types, cells, guest):
                 ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize="small")
     figure.suptitle(("DEBUG KERNEL, NOT A RESULT: " if guest.get("debug") else "")
-                    + f"perf bench futex mutex ({guest.get('load_kind', 'pause')} work), "
+                    + f"perf bench futex mutex ({guest.get('load_kind', 'pause')} work),\n"
                     f"kernel {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs "
                     f"(mean and stddev of {guest.get('repeat', '?')} runs)")
     # Room for the title above the top row's titles.
-    figure.tight_layout(rect=(0, 0, 1, 1 - 0.5 / (3.6 * nrows)))
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.8 / (3.6 * nrows)))
     figure.savefig(path, dpi=80)
 
 
