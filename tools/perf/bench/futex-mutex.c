@@ -45,8 +45,8 @@
  * lengthen it, about three in --time-every operations: the cost of a pair
  * of reads is measured before the run and reported. Not every operation
  * is timed because a read may cost more than a short critical section:
- * under QEMU's TCG a pair took 120 ns on an idle vCPU and over 500 ns
- * while the other vCPU executed pause, as spinning waiters do.
+ * under QEMU's TCG a pair took 110 to 250 ns, and up to 700 ns on a busy
+ * host, where it also rose while the other vCPU executed pause.
  */
 
 /* For the CLR_() macros */
