@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Turn the guest's mutex benchmark runs into a CSV, a Markdown table and a plot.
+"""Turn the guest's mutex benchmark runs into CSV, Markdown tables and a plot.
 
-    bench-report.py RUN_DIR OUT_DIR
+    bench-report.py RUN_DIR OUT_DIR [COUNT_DIR]
 
 RUN_DIR holds results.jsonl (one `perf bench futex mutex --json` object per
-run) and guest.txt from scripts/bench-guest.sh. Writes OUT_DIR/results.csv
-(every run), OUT_DIR/results.md (per cell: mean kops/s and stddev% over the
-repeats; also printed) and OUT_DIR/throughput.png.
+run) and guest.txt from scripts/bench-guest.sh. COUNT_DIR, if given, holds
+counts.jsonl and guest.txt of its count pass (COUNT=1) on the debug kernel:
+hash-bucket lock acquisitions and queue heads created per run. Writes
+OUT_DIR/results.csv (every run), OUT_DIR/counts.csv (every count run),
+OUT_DIR/results.md (per cell and type: means over the repeats; also
+printed) and OUT_DIR/throughput.png (throughput, slowest thread's share
+and p99 latency against threads, one column per load).
 """
 import csv
 import json
@@ -18,11 +22,19 @@ from collections import defaultdict
 from pathlib import Path
 
 TYPES = ["ww", "spin", "pi", "glibc", "glibc-adaptive", "tas"]
-FIELDS = ["mutex", "threads", "load", "wait", "futexes", "shared", "pinned",
-          "runtime", "ops", "ops_per_sec", "thread_mean", "thread_min",
+FIELDS = ["mutex", "threads", "load", "wait", "load_kind", "futexes", "shared",
+          "pinned", "runtime", "ops", "ops_per_sec", "thread_mean", "thread_min",
           "thread_max", "thread_stddev", "lock_syscalls_per_kop",
           "unlock_syscalls_per_kop", "vcsw_per_kop", "ivcsw_per_kop",
-          "exclusion", "error"]
+          "slowest_share", "fastest_share", "jain", "last_releaser_share",
+          "hold_ns", "gap_ns", "lat_p50_ns", "lat_p99_ns", "lat_max_ns",
+          "clock_pair_ns", "time_every", "timed_ops", "exclusion", "error"]
+COUNT_FIELDS = FIELDS[:10] + ["hb_lock_acquisitions", "hb_lock_per_kop",
+                              "heads_created", "heads_per_kop", "hb_lock_class",
+                              "exclusion", "error"]
+# Figures averaged over a cell's repeats; the max latency is the max.
+FIGURES = ["ops_per_sec", "hold_ns", "gap_ns", "last_releaser_share",
+           "slowest_share", "fastest_share", "jain", "lat_p50_ns", "lat_p99_ns"]
 
 
 def mean_sd(values):
@@ -34,54 +46,113 @@ def mean_sd(values):
     return m, (100.0 * sd / m if m else 0.0)
 
 
+def mean(values):
+    return statistics.mean(values) if values else None
+
+
 def read_keys(path):
     """The key=value lines of a file, as a dict."""
+    if not path.exists():
+        return {}
     return dict(line.split("=", 1) for line in path.read_text().splitlines()
                 if "=" in line)
+
+
+def read_runs(path):
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()
+            if line.startswith("{")]
 
 
 def fmt(v, spec=".0f", none="-"):
     return none if v is None else format(v, spec)
 
 
-def main(run_dir, out_dir):
-    run_dir, out_dir = Path(run_dir), Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    runs = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()
-            if line.startswith("{")]
-    guest = read_keys(run_dir / "guest.txt")
-    vm = read_keys(run_dir / "vm.txt") if (run_dir / "vm.txt").exists() else {}
+def fmt_us(ns, none="-"):
+    """ns as µs, with about three significant digits."""
+    if ns is None:
+        return none
+    us = ns / 1000.0
+    return format(us, ".2f" if us < 10 else ".1f" if us < 100 else ".0f")
 
-    with open(out_dir / "results.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+
+def per_kop(n, ops):
+    return 1000.0 * n / ops if n is not None and ops else None
+
+
+def write_csv(path, fields, runs):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         w.writeheader()
         w.writerows({k: int(v) if isinstance(v, bool) else v for k, v in r.items()}
                     for r in runs)
 
+
+def cell_of(r):
+    return (r["threads"], r["load"], r.get("wait", 0))
+
+
+def main(run_dir, out_dir, count_dir=None):
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = read_runs(run_dir / "results.jsonl")
+    guest = read_keys(run_dir / "guest.txt")
+    vm = read_keys(run_dir / "vm.txt")
+    write_csv(out_dir / "results.csv", FIELDS, runs)
+
     # Unsupported types come as one line with only an error and no cell.
     missing = {r["mutex"]: r["error"] for r in runs if "threads" not in r}
     errors = [r for r in runs if "threads" in r and (r.get("error") or r["exclusion"] != "ok")]
-    rate = defaultdict(list)            # (type, threads, load) -> [kops/s]
-    sysc = defaultdict(list)            # (type, threads, load) -> [syscalls/kop]
-    vcsw = defaultdict(list)
+    fig = defaultdict(lambda: defaultdict(list))   # (type, cell) -> figure -> [values]
     for r in runs:
         if "ops_per_sec" not in r:
             continue
-        key = (r["mutex"], r["threads"], r["load"])
-        rate[key].append(r["ops_per_sec"] / 1000.0)
+        f = fig[(r["mutex"], cell_of(r))]
+        for k in FIGURES + ["lat_max_ns", "clock_pair_ns", "time_every", "vcsw_per_kop"]:
+            if r.get(k) is not None:
+                f[k].append(r[k])
         if r["lock_syscalls_per_kop"] is not None:
-            sysc[key].append(r["lock_syscalls_per_kop"] + r["unlock_syscalls_per_kop"])
-        vcsw[key].append(r["vcsw_per_kop"])
-    types = [t for t in TYPES if any(k[0] == t for k in rate)]
-    cells = sorted({k[1:] for k in rate})
+            f["sys"].append(r["lock_syscalls_per_kop"] + r["unlock_syscalls_per_kop"])
+    types = [t for t in TYPES if any(k[0] == t for k in fig)]
+    cells = sorted({k[1] for k in fig})
 
+    def m(t, cell, key):
+        return mean(fig.get((t, cell), {}).get(key, []))
+
+    def mx(t, cell, key):
+        v = fig.get((t, cell), {}).get(key, [])
+        return max(v) if v else None
+
+    counts, count_guest, count_errors = {}, {}, []
+    if count_dir:
+        count_runs = read_runs(Path(count_dir) / "counts.jsonl")
+        count_guest = read_keys(Path(count_dir) / "guest.txt")
+        for r in count_runs:
+            if "threads" not in r:
+                continue
+            if r.get("error") or r.get("exclusion") != "ok":
+                count_errors.append(r)
+            r["hb_lock_per_kop"] = per_kop(r.get("hb_lock_acquisitions"), r.get("ops"))
+            r["heads_per_kop"] = per_kop(r.get("heads_created"), r.get("ops"))
+            counts[(r["mutex"], cell_of(r))] = r
+        write_csv(out_dir / "counts.csv", COUNT_FIELDS, count_runs)
+    classes = sorted({r["hb_lock_class"] for r in counts.values() if r.get("hb_lock_class")})
+
+    kind = guest.get("load_kind", "pause")
     where = (f"QEMU {vm['accel']} on a host of {vm['host']}, {vm['date']}. "
              if vm else "")
     md = ["# futex mutex benchmark", "",
           where + f"Guest kernel {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
           f"{guest.get('repeat', '?')} runs of {guest.get('runtime', '?')} s per cell "
-          f"and type; extra options: `{guest.get('args') or 'none'}`. kops/s = thousand "
-          "lock/unlock pairs per second, all threads; sd% = relative stddev over the runs. "
+          f"and type; extra options: `{guest.get('args') or 'none'}`. "
+          f"Unit of work (`--load-kind`): **{kind}**"
+          + (" (one word read, multiplied and written back on each of 4 cache lines: "
+             "the lock's inside the lock, the thread's own outside)" if kind == "rmw" else
+             " (one pause instruction)" if kind == "pause" else "")
+          + "; load = units inside the lock, wait = units outside it. "
+          "kops/s = thousand lock/unlock pairs per second, all threads; "
+          "sd% = relative stddev over the runs. "
           + (f"Host load average (1, 5, 15 min) at boot: {vm['load_start']}, "
              f"at the end: {vm['load_end']}." if "load_end" in vm else
              "Host load average (1, 5, 15 min) when the report was made: "
@@ -92,84 +163,173 @@ def main(run_dir, out_dir):
     for t, why in missing.items():
         md.append(f"**{t}: not measured, the kernel does not support it ({why}).**")
         md.append("")
-    for r in errors:
-        md.append(f"**FAILED: {r['mutex']} threads={r['threads']} load={r['load']}: "
-                  f"{r.get('error') or 'mutual exclusion broken'}**")
+    for r in errors + count_errors:
+        md.append(f"**FAILED{' (count pass)' if r in count_errors else ''}: "
+                  f"{r['mutex']} threads={r['threads']} load={r['load']} "
+                  f"wait={r.get('wait', 0)}: {r.get('error') or 'mutual exclusion broken'}**")
         md.append("")
 
-    md += ["| threads | load | ww kops/s | sd% | spin kops/s | sd% | spin vs ww "
+    md += ["| threads | load | wait | ww kops/s | sd% | spin kops/s | sd% | spin vs ww "
            "| pi | glibc | glibc-adaptive | tas | spin / best other |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for n, load in cells:
-        m = {t: mean_sd(rate.get((t, n, load), [])) for t in TYPES}
-        ww, spin = m["ww"][0], m["spin"][0]
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for cell in cells:
+        rate = {t: mean_sd([v / 1000.0 for v in fig.get((t, cell), {}).get("ops_per_sec", [])])
+                for t in TYPES}
+        ww, spin = rate["ww"][0], rate["spin"][0]
         change = fmt(100.0 * (spin - ww) / ww, "+.1f") + "%" if ww and spin else "-"
-        others = [(m[t][0], t) for t in TYPES if t != "spin" and m[t][0]]
+        others = [(rate[t][0], t) for t in TYPES if t != "spin" and rate[t][0]]
         best = max(others) if others else None
         ratio = f"{spin / best[0]:.2f}x ({best[1]})" if spin and best else "-"
-        md.append(f"| {n} | {load} | {fmt(ww)} | {fmt(m['ww'][1], '.1f')} | {fmt(spin)} "
-                  f"| {fmt(m['spin'][1], '.1f')} | {change} | "
-                  + " | ".join(fmt(m[t][0]) for t in ("pi", "glibc", "glibc-adaptive", "tas"))
+        md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {fmt(ww)} | {fmt(rate['ww'][1], '.1f')} "
+                  f"| {fmt(spin)} | {fmt(rate['spin'][1], '.1f')} | {change} | "
+                  + " | ".join(fmt(rate[t][0]) for t in ("pi", "glibc", "glibc-adaptive", "tas"))
                   + f" | {ratio} |")
 
-    md += ["", "Lock + unlock syscalls and voluntary context switches per 1000 ops (means):", "",
-           "| threads | load | " + " | ".join(f"{t} sys | {t} vcsw" for t in ("ww", "spin", "pi"))
-           + " |", "|---:|---:|" + "---:|" * 6]
-    for n, load in cells:
+    if count_dir:
+        where = (f"one run per cell and type on the debug kernel "
+                 f"{count_guest.get('kernel', '?')} (KASAN, lockdep, lock_stat): counts, "
+                 "not timings")
+        hb_what = (f"acquisitions of the lock_stat class{'es' if len(classes) > 1 else ''} "
+                   + ", ".join(f"`{c}`" for c in classes)
+                   + ", including the benchmark's start and exit" if classes else
+                   "no lock_stat class matched, or the kernel has no lock_stat")
+        md += ["", "Lock + unlock syscalls and voluntary context switches per 1000 ops "
+               "(means); hash-bucket lock acquisitions (hb) and queue heads created per "
+               f"1000 ops ({where}; hb: {hb_what}; n/a: the kernel does not count it):", ""]
+    else:
+        md += ["", "Lock + unlock syscalls and voluntary context switches per 1000 ops "
+               "(means; no count pass, so no hash-bucket lock counts):", ""]
+    md += ["| threads | load | wait | "
+           + " | ".join(f"{t} sys | {t} vcsw" for t in ("ww", "spin", "pi"))
+           + " | ww hb | spin hb | spin heads |", "|---:|---:|---:|" + "---:|" * 9]
+    for cell in cells:
         row = []
         for t in ("ww", "spin", "pi"):
-            row.append(fmt(mean_sd(sysc.get((t, n, load), []))[0], ".1f"))
-            row.append(fmt(mean_sd(vcsw.get((t, n, load), []))[0], ".1f"))
-        md.append(f"| {n} | {load} | " + " | ".join(row) + " |")
+            row.append(fmt(m(t, cell, "sys"), ".1f"))
+            row.append(fmt(m(t, cell, "vcsw_per_kop"), ".1f"))
+        for t, key in (("ww", "hb_lock_per_kop"), ("spin", "hb_lock_per_kop"),
+                       ("spin", "heads_per_kop")):
+            c = counts.get((t, cell))
+            row.append(fmt(c.get(key), ".1f", "n/a") if c else "-")
+        md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | " + " | ".join(row) + " |")
+
+    clock = [v for f in fig.values() for v in f.get("clock_pair_ns", [])]
+    every = "/".join(str(v) for v in sorted({v for f in fig.values()
+                                             for v in f.get("time_every", [])}))
+    if clock:
+        md += ["", "Fairness and latency, ww / spin (means over the runs; max: the "
+               "longest of all runs). gap: from a release to the next acquisition by "
+               "any thread; last rel.: share of acquisitions by the thread that "
+               "released last; slowest: the slowest thread's acquisitions over the "
+               "mean of all threads; Jain: Jain's fairness index over the threads' "
+               "acquisitions (1: all equal, 1/threads: one thread does all); p99 and "
+               "max: acquisition latency, from the lock call to owning the lock. "
+               "Timed: " + (f"one operation in {every} at random (max: the longest of "
+                            "those)" if every not in ("", "1") else "every operation")
+               + ", with 3 clock reads, 2 of them inside the lock; a pair of "
+               f"reads cost {statistics.median(clock):.0f} ns before the runs "
+               f"(median, {min(clock):.0f} to {max(clock):.0f}).", "",
+               "| threads | load | wait | gap µs | last rel. % | slowest | Jain "
+               "| p99 µs | max ms |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+        def pair(cell, key, f):
+            return " / ".join(f(m(t, cell, key)) for t in ("ww", "spin"))
+        for cell in cells:
+            md.append(
+                f"| {cell[0]} | {cell[1]} | {cell[2]} "
+                f"| {pair(cell, 'gap_ns', fmt_us)} "
+                f"| {pair(cell, 'last_releaser_share', lambda v: fmt(v and 100 * v, '.0f'))} "
+                f"| {pair(cell, 'slowest_share', lambda v: fmt(v, '.2f'))} "
+                f"| {pair(cell, 'jain', lambda v: fmt(v, '.2f'))} "
+                f"| {pair(cell, 'lat_p99_ns', fmt_us)} "
+                f"| {' / '.join(fmt(v and v / 1e6, '.1f') for v in (mx('ww', cell, 'lat_max_ns'), mx('spin', cell, 'lat_max_ns')))} |")
+
+    md += ["", "Every type (means over the runs; hold: from owning the lock to "
+           "releasing it, with 2 clock reads; p50, p99, max: acquisition latency; "
+           "slowest and fastest thread over the mean):", "",
+           "| threads | load | wait | type | kops/s | hold µs | gap µs | last rel. % "
+           "| slowest | fastest | Jain | p50 µs | p99 µs | max µs |",
+           "|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for cell in cells:
+        for t in types:
+            if (t, cell) not in fig:
+                continue
+            md.append(
+                f"| {cell[0]} | {cell[1]} | {cell[2]} | {t} "
+                f"| {fmt(m(t, cell, 'ops_per_sec') and m(t, cell, 'ops_per_sec') / 1000)} "
+                f"| {fmt_us(m(t, cell, 'hold_ns'))} | {fmt_us(m(t, cell, 'gap_ns'))} "
+                f"| {fmt(m(t, cell, 'last_releaser_share') and 100 * m(t, cell, 'last_releaser_share'), '.0f')} "
+                f"| {fmt(m(t, cell, 'slowest_share'), '.2f')} "
+                f"| {fmt(m(t, cell, 'fastest_share'), '.2f')} "
+                f"| {fmt(m(t, cell, 'jain'), '.3f')} "
+                f"| {fmt_us(m(t, cell, 'lat_p50_ns'))} | {fmt_us(m(t, cell, 'lat_p99_ns'))} "
+                f"| {fmt_us(mx(t, cell, 'lat_max_ns'))} |")
+
     text = "\n".join(md) + "\n"
     (out_dir / "results.md").write_text(text)
     print(text)
 
-    plot(out_dir / "throughput.png", rate, types, cells, guest)
-    print(f"bench: wrote {out_dir}/results.csv, results.md, throughput.png")
-    return 1 if errors else 0
+    plot(out_dir / "throughput.png", fig, types, cells, guest)
+    print(f"bench: wrote {out_dir}/results.csv, "
+          + ("counts.csv, " if count_dir else "") + "results.md, throughput.png")
+    return 1 if errors or count_errors else 0
 
 
-def plot(path, rate, types, cells, guest):
+def plot(path, fig, types, cells, guest):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    loads = sorted({load for _, load in cells})
-    threads = sorted({n for n, _ in cells})
-    cols = 2 if len(loads) > 1 else 1
-    rows = (len(loads) + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4.2 * rows), squeeze=False)
-    for ax, load in zip(axes.flat, loads):
-        for t in types:
-            xs, ys, es = [], [], []
-            for n in threads:
-                v = rate.get((t, n, load))
-                if v:
-                    xs.append(n)
-                    ys.append(statistics.mean(v))
-                    es.append(statistics.stdev(v) if len(v) > 1 else 0.0)
-            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=t,
-                        linewidth=2.5 if t == "spin" else 1.2)
-        ax.set_title(f"load {load} pauses")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xticks(threads, [str(n) for n in threads])
-        ax.set_xlabel("threads")
-        ax.set_ylabel("kops/s")
-        ax.grid(True, which="both", alpha=0.3)
-    for ax in list(axes.flat)[len(loads):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize="small")
-    fig.suptitle(("DEBUG KERNEL, NOT A RESULT: " if guest.get("debug") else "")
-                 + f"perf bench futex mutex, kernel {guest.get('kernel', '?')}, "
-                 f"{guest.get('cpus', '?')} CPUs (mean and stddev of "
-                 f"{guest.get('repeat', '?')} runs)")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
+    loads = sorted({c[1] for c in cells})
+    # The outside work is a multiple of the load: one set of rows per factor.
+    wait_of = {(c[2] / c[1] if c[1] else c[2], c[1]): c[2] for c in cells}
+    factors = sorted({f for f, _ in wait_of})
+    threads = sorted({c[0] for c in cells})
+    rows = [("ops_per_sec", "kops/s", 1e-3, "log"),
+            ("slowest_share", "slowest thread / mean", 1, "linear"),
+            ("lat_p99_ns", "p99 acquisition latency, µs", 1e-3, "log")]
+    nrows = len(rows) * len(factors)
+    figure, axes = plt.subplots(nrows, len(loads), figsize=(5 * len(loads), 3.6 * nrows),
+                                squeeze=False)
+    for fi, factor in enumerate(factors):
+        for ri, (key, label, scale, yscale) in enumerate(rows):
+            for ci, load in enumerate(loads):
+                ax = axes[fi * len(rows) + ri][ci]
+                wait = wait_of.get((factor, load))
+                if wait is None:
+                    ax.axis("off")
+                    continue
+                for t in types:
+                    xs, ys, es = [], [], []
+                    for n in threads:
+                        v = [x * scale for x in fig.get((t, (n, load, wait)), {}).get(key, [])]
+                        if v:
+                            xs.append(n)
+                            ys.append(statistics.mean(v))
+                            es.append(statistics.stdev(v) if len(v) > 1 else 0.0)
+                    if xs:
+                        ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=t,
+                                    linewidth=2.5 if t == "spin" else 1.2)
+                ax.set_title(f"load {load}, wait {wait}: {label}", fontsize="medium")
+                ax.set_xscale("log", base=2)
+                ax.set_yscale(yscale)
+                if yscale == "linear":
+                    ax.set_ylim(bottom=0)
+                ax.set_xticks(threads, [str(n) for n in threads])
+                ax.set_xlabel("threads")
+                ax.set_ylabel(label)
+                ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    figure.suptitle(("DEBUG KERNEL, NOT A RESULT: " if guest.get("debug") else "")
+                    + f"perf bench futex mutex ({guest.get('load_kind', 'pause')} work),\n"
+                    f"kernel {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs "
+                    f"(mean and stddev of {guest.get('repeat', '?')} runs)")
+    # Room for the title above the top row's titles.
+    figure.tight_layout(rect=(0, 0, 1, 1 - 0.8 / (3.6 * nrows)))
+    figure.savefig(path, dpi=80)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:]))

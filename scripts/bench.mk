@@ -4,13 +4,32 @@
 #
 #   make perf     tools/perf of $(LINUX), minimal features, into $(BUILD)/perf
 #   make bench    release kernel + perf, the sweep in a guest (lock types x
-#                 threads {2,4,16,64} x load {1,10,50,100}), then
-#                 $(BUILD)/bench/results.csv, results.md (printed) and
-#                 throughput.png
+#                 threads x load x work outside the lock), then the debug
+#                 kernel's count pass (hash-bucket lock acquisitions and
+#                 queue heads created, for ww and spin), then
+#                 $(BUILD)/bench/results.csv, counts.csv, results.md
+#                 (printed) and throughput.png
+#   make pause-effect   the TCG pause effect that made rmw the default unit
+#                 of work: one thread's critical section of 50 pauses alone,
+#                 beside a pause loop and beside an rmw loop on the other vCPU
 #
-# Knobs: REPEAT (runs per cell and type, 3), FULL=1 (5 s runs and 5 repeats
-# instead of 1 s and 3), BENCH_ARGS (more options for every run, e.g.
-# "-w 50 -S"), and the guest's CPUS, MEM, NUMA, TIMEOUT.
+# The grid: threads {2,4,16,64} x load {1,10,50,100} (units of LOAD_KIND
+# work in the critical section) x outside work {0, 9 x load} (a critical
+# section of about a tenth of each thread's loop), 6 lock types, REPEAT
+# runs of BENCH_RUNTIME s each. A run of 1 s takes 1.6 s in a 2-vCPU TCG
+# guest (perf's start, clock calibration, 64 threads' creation and join).
+# The quick default drops load 100, or it would take 32 cells x 6 types x
+# 3 runs = 576 runs, 16 min: 24 cells x 6 x 3 = 432 runs, 12 min. Then the
+# count pass: 24 cells x ww, spin, one run of 1 s each = 48 runs on the
+# debug kernel, where a run takes about 10 s (starting a process takes a
+# second there): 8 min. With two boots of a minute, some 21 min when the
+# kernels are built. FULL=1 is the whole grid with 5 runs of 5 s: 32 x 6
+# x 5 = 960 runs, 90 min, and 64 count runs of 1 s, 11 min.
+#
+# Knobs: REPEAT (runs per cell and type), FULL=1, LOAD_KIND (rmw, or pause
+# for the old loop of pause instructions), COUNTS=0 (no debug kernel and no
+# count pass), BENCH_ARGS (more options for every run, e.g. "-S"), and the
+# guest's CPUS, MEM, NUMA, TIMEOUT.
 
 PERF_OUT = $(BUILD)/perf
 BENCH_OUT = $(BUILD)/bench
@@ -24,19 +43,28 @@ PERF_FEATURES := NO_LIBBPF=1 NO_JEVENTS=1 \
 	NO_AUXTRACE=1 NO_LIBDEBUGINFOD=1 NO_SDT=1 NO_JVMTI=1 NO_SHELLCHECK=1
 
 FULL ?= 0
+LOAD_KIND ?= rmw
+COUNTS ?= 1
+BENCH_THREADS := 2 4 16 64
+BENCH_WAIT_FACTORS := 0 9
 ifeq ($(FULL),1)
 BENCH_RUNTIME := 5
 REPEAT ?= 5
-BENCH_DEFAULT_TIMEOUT := 7200
+BENCH_LOADS := 1 10 50 100
+BENCH_DEFAULT_TIMEOUT := 9000
 else
 BENCH_RUNTIME := 1
 REPEAT ?= 3
+BENCH_LOADS := 1 10 50
 BENCH_DEFAULT_TIMEOUT := 1800
 endif
 # TIMEOUT as given by the user, else enough for the sweep.
 BENCH_TIMEOUT = $(if $(filter file undefined,$(origin TIMEOUT)),$(BENCH_DEFAULT_TIMEOUT),$(TIMEOUT))
+BENCH_GRID = THREADS="$(BENCH_THREADS)" LOADS="$(BENCH_LOADS)" \
+	WAIT_FACTORS="$(BENCH_WAIT_FACTORS)" LOAD_KIND=$(LOAD_KIND) \
+	BENCH_ARGS="$(BENCH_ARGS)"
 
-.PHONY: perf bench
+.PHONY: perf bench pause-effect
 
 perf: tree
 	@echo "  PERF    $(PERF_OUT)/perf"
@@ -45,16 +73,41 @@ perf: tree
 		$(PERF_FEATURES) >$(PERF_OUT)/build.log 2>&1 || \
 		{ tail -n 30 $(PERF_OUT)/build.log; exit 1; }
 
-# The guest writes its progress to runs/bench/output.txt: follow it here.
+# Boot $(1) as run $(2) with the guest command $(3); the guest writes its
+# progress to runs/$(2)/output.txt: follow it here. Sets $$vm to the
+# guest's status.
+define bench_vm
+run=$(BUILD)/runs/$(2); rm -f $$run/output.txt; \
+	tail -n +1 -F $$run/output.txt 2>/dev/null & tailer=$$!; \
+	scripts/vm-run.sh --kernel $(1) --name $(2) \
+		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(BENCH_TIMEOUT) \
+		-- $(3) || vm=$$?; \
+	sleep 2; kill $$tailer
+endef
+
+# The release kernel's sweep, then the debug kernel's count pass; the
+# report takes what there is and the status is the first failure.
 bench:
 	@$(MAKE) --no-print-directory DEBUG=0 kernel
 	@$(MAKE) --no-print-directory perf
-	@run=$(BUILD)/runs/bench; vm=0; rm -f $$run/output.txt; \
-	tail -n +1 -F $$run/output.txt 2>/dev/null & tailer=$$!; \
-	scripts/vm-run.sh --kernel $(BUILD)/out/kernel --name bench \
-		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(BENCH_TIMEOUT) \
-		-- env RUNTIME=$(BENCH_RUNTIME) REPEAT=$(REPEAT) BENCH_ARGS="$(BENCH_ARGS)" \
-		$(TOP)/scripts/bench-guest.sh $(PERF_OUT)/perf || vm=$$?; \
-	sleep 2; kill $$tailer; \
-	[ -s $$run/results.jsonl ] || { echo "bench: no results (guest status $$vm)"; exit 1; }; \
-	$(BUILD)/venv/bin/python3 scripts/bench-report.py $$run $(BENCH_OUT) && [ $$vm -eq 0 ]
+	@vm=0; $(call bench_vm,$(BUILD)/out/kernel,bench,env REPEAT=$(REPEAT) \
+		RUNTIME=$(BENCH_RUNTIME) $(BENCH_GRID) $(TOP)/scripts/bench-guest.sh $(PERF_OUT)/perf); \
+	[ -s $(BUILD)/runs/bench/results.jsonl ] || \
+		{ echo "bench: no results (guest status $$vm)"; exit 1; }; \
+	echo $$vm >$(BUILD)/runs/bench/status
+	@counts=; vm=0; rm -rf $(BUILD)/runs/bench-count; \
+	if [ "$(COUNTS)" = 1 ]; then \
+		$(MAKE) --no-print-directory DEBUG=1 VARIANT= kernel || vm=$$?; \
+		[ $$vm -ne 0 ] || { $(call bench_vm,$(BUILD)/out/kernel-debug,bench-count, \
+			env COUNT=1 RUNTIME=1 $(BENCH_GRID) $(TOP)/scripts/bench-guest.sh $(PERF_OUT)/perf); }; \
+		[ $$vm -eq 0 ] || echo "bench: count pass failed (status $$vm)"; \
+		counts=$(BUILD)/runs/bench-count; \
+	fi; \
+	$(BUILD)/venv/bin/python3 scripts/bench-report.py $(BUILD)/runs/bench $(BENCH_OUT) \
+		$$counts && [ "$$(cat $(BUILD)/runs/bench/status)" -eq 0 ] && [ $$vm -eq 0 ]
+
+pause-effect:
+	@$(MAKE) --no-print-directory DEBUG=0 kernel
+	@$(MAKE) --no-print-directory perf
+	@vm=0; $(call bench_vm,$(BUILD)/out/kernel,pause-effect, \
+		$(TOP)/scripts/pause-effect.sh $(PERF_OUT)/perf); exit $$vm

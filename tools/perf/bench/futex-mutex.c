@@ -4,9 +4,23 @@
  * optimistically spinning FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK in particular.
  *
  * Threads hammer one (or --futexes) lock(s). Each iteration takes the lock,
- * runs a critical section of --load pause instructions on data the lock
- * protects, releases the lock and runs --wait pause instructions of work
- * outside of it. Lock types (--mutex):
+ * runs a critical section of --load units of work on data the lock
+ * protects, releases the lock and runs --wait units of the same kind of
+ * work outside of it. The unit (--load-kind):
+ *
+ *   rmw             a read-modify-write of one word on each of four cache
+ *                   lines (the lock's data inside the lock, the thread's
+ *                   own outside of it), each mixed by 16 rounds of a
+ *                   multiply-add and a xor-shift: some tens of ns, of the
+ *                   order of a pause on recent x86 CPUs
+ *   pause           one pause instruction (yield on arm64)
+ *
+ * rmw is the default: a handoff moves real data between CPUs, and an
+ * emulator runs it as a CPU does. Under QEMU's TCG a vCPU executing pause
+ * slows pause on the other vCPUs to about half, which charges every lock
+ * whose waiters spin for a slower critical section.
+ *
+ * Lock types (--mutex):
  *
  *   ww              three-state mutex on FUTEX_WAIT / FUTEX_WAKE
  *   pi              FUTEX_LOCK_PI / FUTEX_UNLOCK_PI, owner TID in the word
@@ -21,6 +35,18 @@
  * it must equal the number of acquisitions, otherwise mutual exclusion broke
  * and the benchmark fails. Exit status: 0 ok, 1 exclusion broken or error,
  * 2 lock type not supported by the running kernel.
+ *
+ * One operation in --time-every (16), chosen at random, is timed: it reads
+ * CLOCK_MONOTONIC before the lock call, once it owns the lock and before
+ * it releases it. That gives the acquisition latency (into a log-linear
+ * histogram per thread) and the hold time; the release time, left beside
+ * the lock, makes the next acquirer read the clock too, for the gap from a
+ * release to the next acquisition. The reads inside the critical section
+ * lengthen it, about three in --time-every operations: the cost of a pair
+ * of reads is measured before the run and reported. Not every operation
+ * is timed because a read may cost more than a short critical section:
+ * under QEMU's TCG a pair took 110 to 250 ns, and up to 700 ns on a busy
+ * host, where it also rose while the other vCPU executed pause.
  */
 
 /* For the CLR_() macros */
@@ -31,10 +57,12 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <math.h>
+#include <linux/bits.h>
 #include <linux/compiler.h>
 #include <linux/kernel.h>
 #include <linux/zalloc.h>
 #include <sys/time.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <perf/cpumap.h>
@@ -59,12 +87,44 @@
 #define TAS_BACKOFF_MAX		1024
 #define EXIT_UNSUPPORTED	2
 
+/* The rmw unit: one word on each of RMW_LINES cache lines, RMW_ROUNDS mixes. */
+#define CACHE_LINE		64
+#define LINE_LONGS		(CACHE_LINE / sizeof(unsigned long))
+#define RMW_LINES		4
+#define RMW_ROUNDS		16
+
+/*
+ * Acquisition latency histogram, in ns: exact below HIST_SUB, then
+ * HIST_SUB buckets per power of two (at most 1/HIST_SUB relative error).
+ */
+#define HIST_SUB_BITS		4
+#define HIST_SUB		BIT(HIST_SUB_BITS)
+#define HIST_BUCKETS		((64 - HIST_SUB_BITS + 1) * HIST_SUB)
+
+/* How long the cost of the clock reads is measured before the run. */
+#define CLOCK_PROBE_NS		10000000ULL
+#define CLOCK_PROBE_MIN		1000
+
+#define NSEC_PER_SEC		1000000000ULL
+
+enum load_kind { LOAD_RMW, LOAD_PAUSE };
+
 struct bench_lock {
-	u32 futex;			/* ww, pi, spin, tas */
-	pthread_mutex_t pmutex;		/* glibc, glibc-adaptive */
-	/* Protected by the lock and updated without atomics. */
+	union {
+		u32 futex;		/* ww, pi, spin, tas */
+		pthread_mutex_t pmutex;	/* glibc, glibc-adaptive */
+	};
+	/*
+	 * Protected by the lock and updated without atomics; on x86-64 all
+	 * of it shares the lock word's cache line.
+	 */
 	unsigned long count;
 	unsigned int owner;
+	/* The last release: worker id + 1 (0: none yet), its time in ns. */
+	unsigned int last_owner;
+	u64 last_release;
+	/* The rmw critical section's data. */
+	unsigned long data[RMW_LINES][LINE_LONGS] __aligned(CACHE_LINE);
 } __aligned(MUTEX_ALIGN);
 
 struct worker {
@@ -77,6 +137,16 @@ struct worker {
 	unsigned long unlock_syscalls;
 	unsigned long overlaps;
 	long nvcsw, nivcsw;
+	/* Acquisitions after a release, and those after one's own release. */
+	unsigned long handovers, reacquired;
+	/* Timed acquisitions, and acquisitions after a timed release. */
+	unsigned long timed, gaps;
+	/* In ns: hold times, gaps after the last release, latency max. */
+	u64 hold_sum, gap_sum, lat_max;
+	u32 rng;
+	/* The rmw work outside of the lock, on the thread's own lines. */
+	unsigned long data[RMW_LINES][LINE_LONGS] __aligned(CACHE_LINE);
+	u64 lat_hist[HIST_BUCKETS];
 } __aligned(MUTEX_ALIGN);
 
 struct mutex_type {
@@ -92,8 +162,10 @@ static bool done;
 static bool started;
 static int futex_flag;
 static bool pin, json;
-static unsigned int load = 10, wait_pauses;
+static unsigned int load = 10, wait_units, time_every = 16;
 static const char *mutex_name = "ww";
+static const char *load_kind_name = "rmw";
+static enum load_kind load_kind;
 static const char *cpu_list;
 static const struct mutex_type *mtype;
 
@@ -115,8 +187,12 @@ static const struct option options[] = {
 	OPT_UINTEGER('t', "threads", &params.nthreads, "Specify amount of threads"),
 	OPT_UINTEGER('r', "runtime", &params.runtime, "Specify runtime (in seconds)"),
 	OPT_UINTEGER('f', "futexes", &params.nfutexes, "Specify amount of locks (default 1)"),
-	OPT_UINTEGER('l', "load", &load, "Pause instructions inside the lock (default 10)"),
-	OPT_UINTEGER('w', "wait", &wait_pauses, "Pause instructions outside the lock (default 0)"),
+	OPT_UINTEGER('l', "load", &load, "Units of work inside the lock (default 10)"),
+	OPT_UINTEGER('w', "wait", &wait_units, "Units of work outside the lock (default 0)"),
+	OPT_STRING(0, "load-kind", &load_kind_name, "kind",
+		   "Unit of work: rmw (four cache lines read and written), pause (default rmw)"),
+	OPT_UINTEGER(0, "time-every", &time_every,
+		     "Time one operation in N, at random (default 16; 1: all, 0: none)"),
 	OPT_BOOLEAN('S', "shared", &params.fshared, "Use shared futexes instead of private ones"),
 	OPT_BOOLEAN('p', "pin", &pin, "Pin thread i to online CPU i % nr_cpus"),
 	OPT_STRING('C', "cpu", &cpu_list, "cpus", "Pin threads round-robin to these CPUs"),
@@ -146,6 +222,80 @@ static inline void pause_loop(unsigned int n)
 {
 	while (n--)
 		cpu_pause();
+}
+
+/*
+ * One rmw unit: a word on each of the lines is read, mixed by RMW_ROUNDS
+ * rounds of a multiply-add and a xor-shift, and written back. The lines'
+ * words are independent, so a CPU overlaps them; each unit depends on the
+ * last. The rounds make a unit about as long as a pause instruction on
+ * hardware, so that -l keeps the meaning it had.
+ */
+static inline void rmw_loop(unsigned long (*data)[LINE_LONGS], unsigned int n)
+{
+	unsigned long x;
+	unsigned int i, r;
+
+	while (n--) {
+		for (i = 0; i < RMW_LINES; i++) {
+			x = READ_ONCE(data[i][0]);
+			for (r = 0; r < RMW_ROUNDS; r++) {
+				x = x * 6364136223846793005UL + 1442695040888963407UL;
+				x ^= x >> 29;
+			}
+			WRITE_ONCE(data[i][0], x);
+		}
+	}
+}
+
+static inline void work(unsigned long (*data)[LINE_LONGS], unsigned int n)
+{
+	if (load_kind == LOAD_PAUSE)
+		pause_loop(n);
+	else
+		rmw_loop(data, n);
+}
+
+static inline u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* The cost of the workers' clock reads: ns per pair, read back to back. */
+static double clock_pair_ns(void)
+{
+	u64 start = now_ns(), end;
+	unsigned long n = 0;
+
+	do {
+		end = now_ns();
+		n++;
+	} while (end - start < CLOCK_PROBE_NS || n < CLOCK_PROBE_MIN);
+	return 2.0 * (end - start) / n;
+}
+
+static inline unsigned int hist_bucket(u64 ns)
+{
+	unsigned int shift;
+
+	if (ns < HIST_SUB)
+		return ns;
+	shift = 63 - __builtin_clzll(ns) - HIST_SUB_BITS;
+	return (shift + 1) * HIST_SUB + (unsigned int)(ns >> shift) - HIST_SUB;
+}
+
+/* The middle of a bucket's range of ns. */
+static u64 hist_value(unsigned int bucket)
+{
+	unsigned int shift;
+
+	if (bucket < HIST_SUB)
+		return bucket;
+	shift = bucket / HIST_SUB - 1;
+	return ((u64)(HIST_SUB + bucket % HIST_SUB) << shift) + (1ULL << shift) / 2;
 }
 
 static inline bool cmpxchg_acquire(u32 *p, u32 old, u32 new)
@@ -292,20 +442,57 @@ static const struct mutex_type mutex_types[] = {
 /*
  * The critical section: a read-modify-write of the protected counter with
  * the load in between, so that two threads inside at once lose an update;
- * the owner field catches the overlap directly as well.
+ * the owner field catches the overlap directly as well. It reads who
+ * released the lock last and when (0: not timed) and leaves its own
+ * release there; acquired is the time it took the lock, 0 if not timed.
  */
-static inline void critical_section(struct bench_lock *l, struct worker *w)
+static inline void critical_section(struct bench_lock *l, struct worker *w, u64 acquired)
 {
 	unsigned long count = READ_ONCE(l->count);
+	unsigned int last = READ_ONCE(l->last_owner);
+	u64 released;
 
 	if (READ_ONCE(l->owner))
 		w->overlaps++;
 	WRITE_ONCE(l->owner, w->id + 1);
-	pause_loop(load);
+	if (last) {
+		w->handovers++;
+		if (last == w->id + 1)
+			w->reacquired++;
+		released = READ_ONCE(l->last_release);
+		if (released) {
+			u64 now = acquired ?: now_ns();
+
+			w->gaps++;
+			/* Clocks of two CPUs: never count a negative gap. */
+			if (now > released)
+				w->gap_sum += now - released;
+		}
+	}
+	work(l->data, load);
 	if (READ_ONCE(l->owner) != w->id + 1)
 		w->overlaps++;
 	WRITE_ONCE(l->owner, 0);
 	WRITE_ONCE(l->count, count + 1);
+	WRITE_ONCE(l->last_owner, w->id + 1);
+	released = 0;
+	if (acquired) {
+		released = now_ns();
+		w->hold_sum += released - acquired;
+	}
+	WRITE_ONCE(l->last_release, released);
+}
+
+/* Whether to time this operation: one in time_every, at random. */
+static inline bool time_this(struct worker *w)
+{
+	if (time_every <= 1)
+		return time_every;
+	/* xorshift32 */
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 17;
+	w->rng ^= w->rng << 5;
+	return w->rng % time_every == 0;
 }
 
 static void toggle_done(int sig __maybe_unused,
@@ -326,6 +513,7 @@ static void *workerfn(void *arg)
 	struct rusage ru0, ru1;
 
 	w->tid = syscall(__NR_gettid);
+	w->rng = (w->id + 1) * 2654435761U;
 
 	mutex_lock(&thread_lock);
 	threads_starting--;
@@ -337,10 +525,25 @@ static void *workerfn(void *arg)
 
 	getrusage(RUSAGE_THREAD, &ru0);
 	do {
+		bool timed = time_this(w);
+		u64 start = 0, acquired = 0;
+
+		if (timed)
+			start = now_ns();
 		mtype->lock(l, w);
-		critical_section(l, w);
+		if (timed) {
+			u64 lat;
+
+			acquired = now_ns();
+			lat = acquired - start;
+			w->lat_hist[hist_bucket(lat)]++;
+			if (lat > w->lat_max)
+				w->lat_max = lat;
+			w->timed++;
+		}
+		critical_section(l, w, acquired);
 		mtype->unlock(l, w);
-		pause_loop(wait_pauses);
+		work(w->data, wait_units);
 		ops++;
 	} while (!READ_ONCE(done));
 	getrusage(RUSAGE_THREAD, &ru1);
@@ -434,18 +637,43 @@ struct results {
 	struct stats thread_stats;
 	double thread_min, thread_max, thread_stddev;
 	unsigned int broken_locks;
+	/* Per-thread acquisitions: min and max over the mean, Jain's index. */
+	double slowest_share, fastest_share, jain;
+	unsigned long handovers, reacquired, timed, gaps;
+	/* In ns; the latency percentiles are histogram bucket middles. */
+	double hold, gap, clock_pair;
+	double lat_p50, lat_p99, lat_max;
 };
+
+/* The latency of the q-quantile acquisition, merged over all threads. */
+static u64 latency_quantile(const u64 *hist, u64 n, double q, u64 max)
+{
+	u64 rank = ceil(q * n), seen = 0;
+	unsigned int b;
+
+	for (b = 0; b < HIST_BUCKETS; b++) {
+		seen += hist[b];
+		if (seen >= rank && seen)
+			break;
+	}
+	return b < HIST_BUCKETS ? min(hist_value(b), max) : max;
+}
 
 static double per_kop(double n, unsigned long ops)
 {
 	return ops ? 1000.0 * n / ops : 0.0;
 }
 
-static void collect(struct results *r)
+static void collect(struct results *r, double clock_pair)
 {
+	static u64 hist[HIST_BUCKETS];
+	double sum = 0, sum_sq = 0, mean;
+	unsigned long min_ops = worker[0].ops, max_ops = 0;
+	u64 hold = 0, gap = 0, lat_max = 0;
 	unsigned int i, j;
 
 	memset(r, 0, sizeof(*r));
+	memset(hist, 0, sizeof(hist));
 	init_stats(&r->thread_stats);
 	r->secs = bench__runtime.tv_sec + bench__runtime.tv_usec / 1e6;
 
@@ -463,10 +691,41 @@ static void collect(struct results *r)
 		r->overlaps += w->overlaps;
 		r->nvcsw += w->nvcsw;
 		r->nivcsw += w->nivcsw;
+		r->handovers += w->handovers;
+		r->reacquired += w->reacquired;
+		r->timed += w->timed;
+		r->gaps += w->gaps;
+		hold += w->hold_sum;
+		gap += w->gap_sum;
+		lat_max = max(lat_max, w->lat_max);
+		for (j = 0; j < HIST_BUCKETS; j++)
+			hist[j] += w->lat_hist[j];
+		min_ops = min(min_ops, w->ops);
+		max_ops = max(max_ops, w->ops);
+		sum += w->ops;
+		sum_sq += (double)w->ops * w->ops;
 	}
 	r->ops_per_sec = r->ops / r->secs;
 	if (r->thread_stats.n > 1)
 		r->thread_stddev = sqrt(r->thread_stats.M2 / (r->thread_stats.n - 1));
+
+	/* NAN where there is nothing to divide: printed as null. */
+	mean = sum / params.nthreads;
+	r->slowest_share = mean ? min_ops / mean : NAN;
+	r->fastest_share = mean ? max_ops / mean : NAN;
+	r->jain = sum_sq ? sum * sum / (params.nthreads * sum_sq) : NAN;
+	r->hold = r->timed ? (double)hold / r->timed : NAN;
+	r->gap = r->gaps ? (double)gap / r->gaps : NAN;
+	r->clock_pair = clock_pair;
+	if (r->timed) {
+		r->lat_p50 = latency_quantile(hist, r->timed, 0.50, lat_max);
+		r->lat_p99 = latency_quantile(hist, r->timed, 0.99, lat_max);
+		r->lat_max = lat_max;
+	} else {
+		r->lat_p50 = NAN;
+		r->lat_p99 = NAN;
+		r->lat_max = NAN;
+	}
 
 	/* Every acquisition of a lock must show in its counter. */
 	for (j = 0; j < params.nfutexes; j++) {
@@ -490,10 +749,27 @@ static void print_syscalls_json(const char *key, double n, unsigned long ops)
 		printf("\"%s\": null, ", key);
 }
 
+/* A figure, or null when there is none (NAN). */
+static void print_figure_json(const char *key, const char *fmt, double v)
+{
+	printf("\"%s\": ", key);
+	if (isnan(v))
+		printf("null");
+	else
+		printf(fmt, v);
+	printf(", ");
+}
+
+static double share(unsigned long n, unsigned long of)
+{
+	return of ? (double)n / of : NAN;
+}
+
 static void print_json(struct results *r)
 {
 	printf("{\"mutex\": \"%s\", \"threads\": %u, \"futexes\": %u, \"load\": %u, \"wait\": %u, ",
-	       mtype->name, params.nthreads, params.nfutexes, load, wait_pauses);
+	       mtype->name, params.nthreads, params.nfutexes, load, wait_units);
+	printf("\"load_kind\": \"%s\", ", load_kind_name);
 	printf("\"shared\": %s, \"pinned\": %s, \"runtime\": %.6f, \"ops\": %lu, ",
 	       params.fshared ? "true" : "false", pin ? "true" : "false", r->secs, r->ops);
 	printf("\"ops_per_sec\": %.1f, \"thread_mean\": %.1f, \"thread_min\": %.0f, ",
@@ -502,6 +778,17 @@ static void print_json(struct results *r)
 	       r->thread_max, r->thread_stddev);
 	print_syscalls_json("lock_syscalls_per_kop", r->lock_syscalls, r->ops);
 	print_syscalls_json("unlock_syscalls_per_kop", r->unlock_syscalls, r->ops);
+	print_figure_json("slowest_share", "%.3f", r->slowest_share);
+	print_figure_json("fastest_share", "%.3f", r->fastest_share);
+	print_figure_json("jain", "%.4f", r->jain);
+	print_figure_json("last_releaser_share", "%.4f", share(r->reacquired, r->handovers));
+	print_figure_json("hold_ns", "%.1f", r->hold);
+	print_figure_json("gap_ns", "%.1f", r->gap);
+	print_figure_json("lat_p50_ns", "%.0f", r->lat_p50);
+	print_figure_json("lat_p99_ns", "%.0f", r->lat_p99);
+	print_figure_json("lat_max_ns", "%.0f", r->lat_max);
+	print_figure_json("clock_pair_ns", "%.1f", r->clock_pair);
+	printf("\"time_every\": %u, \"timed_ops\": %lu, ", time_every, r->timed);
 	printf("\"vcsw_per_kop\": %.3f, \"ivcsw_per_kop\": %.3f, \"exclusion\": \"%s\"}\n",
 	       per_kop(r->nvcsw, r->ops), per_kop(r->nivcsw, r->ops),
 	       r->broken_locks || r->overlaps ? "broken" : "ok");
@@ -530,20 +817,40 @@ static void print_summary(struct results *r)
 		printf("Syscalls per 1000 ops: n/a (inside glibc)\n");
 	printf("Context switches per 1000 ops: voluntary %.2f, involuntary %.2f\n",
 	       per_kop(r->nvcsw, r->ops), per_kop(r->nivcsw, r->ops));
+	printf("Fairness: slowest thread %.3f, fastest %.3f of the mean, Jain's index %.4f\n",
+	       r->slowest_share, r->fastest_share, r->jain);
+	printf("Acquisitions by the thread that released last: %.2f%%\n",
+	       100.0 * share(r->reacquired, r->handovers));
+	if (r->timed) {
+		printf("Hold %.0f ns, gap from a release to the next acquisition %.0f ns (means)\n",
+		       r->hold, r->gap);
+		printf("Acquisition latency: p50 %.0f, p99 %.0f, max %.0f ns\n",
+		       r->lat_p50, r->lat_p99, r->lat_max);
+		printf("Timed: %lu ops (1 in %u), 3 clock reads each; %.1f ns per pair of reads\n",
+		       r->timed, time_every, r->clock_pair);
+	}
 	if (r->broken_locks || r->overlaps)
 		printf("Mutual exclusion: BROKEN (%u lock(s) lost updates, %lu overlaps seen)\n",
 		       r->broken_locks, r->overlaps);
 	else
 		printf("Mutual exclusion: ok (%lu critical sections checked)\n", r->ops);
 
-	printf("result: mutex=%s threads=%u futexes=%u load=%u wait=%u shared=%d ops_per_sec=%.1f ",
-	       mtype->name, params.nthreads, params.nfutexes, load, wait_pauses,
-	       params.fshared, r->ops_per_sec);
+	printf("result: mutex=%s threads=%u futexes=%u load=%u wait=%u load_kind=%s ",
+	       mtype->name, params.nthreads, params.nfutexes, load, wait_units, load_kind_name);
+	printf("shared=%d ops_per_sec=%.1f ", params.fshared, r->ops_per_sec);
 	printf("thread_mean=%.1f thread_min=%.0f thread_max=%.0f thread_stddev=%.1f ",
 	       mean, r->thread_min, r->thread_max, r->thread_stddev);
 	if (mtype->counts_syscalls)
 		printf("lock_syscalls_per_kop=%.3f unlock_syscalls_per_kop=%.3f ",
 		       per_kop(r->lock_syscalls, r->ops), per_kop(r->unlock_syscalls, r->ops));
+	printf("slowest_share=%.3f fastest_share=%.3f jain=%.4f last_releaser_share=%.4f ",
+	       r->slowest_share, r->fastest_share, r->jain, share(r->reacquired, r->handovers));
+	if (r->timed) {
+		printf("hold_ns=%.1f gap_ns=%.1f clock_pair_ns=%.1f ",
+		       r->hold, r->gap, r->clock_pair);
+		printf("lat_p50_ns=%.0f lat_p99_ns=%.0f lat_max_ns=%.0f ",
+		       r->lat_p50, r->lat_p99, r->lat_max);
+	}
 	printf("vcsw_per_kop=%.3f ivcsw_per_kop=%.3f exclusion=%s\n",
 	       per_kop(r->nvcsw, r->ops), per_kop(r->nivcsw, r->ops),
 	       r->broken_locks || r->overlaps ? "broken" : "ok");
@@ -554,6 +861,7 @@ int bench_futex_mutex(int argc, const char **argv)
 	struct sigaction act;
 	struct perf_cpu_map *cpu;
 	struct results res;
+	double clock_pair = NAN;
 	unsigned int i;
 	int ret;
 
@@ -566,6 +874,12 @@ int bench_futex_mutex(int argc, const char **argv)
 			mtype = &mutex_types[i];
 	if (!mtype || !params.nfutexes || !params.runtime) {
 		fprintf(stderr, "futex-mutex: bad lock type, number of locks or runtime\n");
+		goto err;
+	}
+	if (!strcmp(load_kind_name, "pause")) {
+		load_kind = LOAD_PAUSE;
+	} else if (strcmp(load_kind_name, "rmw")) {
+		fprintf(stderr, "futex-mutex: bad load kind '%s'\n", load_kind_name);
 		goto err;
 	}
 
@@ -610,8 +924,12 @@ int bench_futex_mutex(int argc, const char **argv)
 		printf("Run summary [PID %d]: %u threads on %u %s '%s' lock(s), ",
 		       getpid(), params.nthreads, params.nfutexes,
 		       params.fshared ? "shared" : "private", mtype->name);
-		printf("load %u, wait %u, for %u secs.\n\n", load, wait_pauses, params.runtime);
+		printf("load %u, wait %u units of %s, for %u secs.\n\n",
+		       load, wait_units, load_kind_name, params.runtime);
 	}
+
+	if (time_every)
+		clock_pair = clock_pair_ns();
 
 	mutex_init(&thread_lock);
 	cond_init(&thread_parent);
@@ -642,7 +960,7 @@ int bench_futex_mutex(int argc, const char **argv)
 	cond_destroy(&thread_worker);
 	mutex_destroy(&thread_lock);
 
-	collect(&res);
+	collect(&res, clock_pair);
 	if (json)
 		print_json(&res);
 	else
