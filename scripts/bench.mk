@@ -28,11 +28,15 @@
 #
 # Knobs: REPEAT (runs per cell and type), FULL=1, LOAD_KIND (rmw, or pause
 # for the old loop of pause instructions), COUNTS=0 (no debug kernel and no
-# count pass), BENCH_ARGS (more options for every run, e.g. "-S"), and the
-# guest's CPUS, MEM, NUMA, TIMEOUT.
+# count pass), BENCH_ARGS (more options for every run, e.g. "-S"),
+# BENCH_KERNEL (the build directory of the kernel the sweep boots, for a
+# back-to-back run of another build; the release kernel is still built),
+# BENCH_OUT (where the report goes), and the guest's CPUS, MEM, NUMA,
+# TIMEOUT.
 
 PERF_OUT = $(BUILD)/perf
-BENCH_OUT = $(BUILD)/bench
+BENCH_OUT ?= $(BUILD)/bench
+BENCH_KERNEL ?= $(BUILD)/out/kernel
 # libelf for user space symbols, libtraceevent for tracepoints (perf lock,
 # perf stat -e futex_spin:*, make profile); the rest off to keep it fast.
 PERF_FEATURES := NO_LIBBPF=1 NO_JEVENTS=1 \
@@ -90,7 +94,7 @@ endef
 bench:
 	@$(MAKE) --no-print-directory DEBUG=0 kernel
 	@$(MAKE) --no-print-directory perf
-	@vm=0; $(call bench_vm,$(BUILD)/out/kernel,bench,env REPEAT=$(REPEAT) \
+	@vm=0; $(call bench_vm,$(BENCH_KERNEL),bench,env REPEAT=$(REPEAT) \
 		RUNTIME=$(BENCH_RUNTIME) $(BENCH_GRID) $(TOP)/scripts/bench-guest.sh $(PERF_OUT)/perf); \
 	[ -s $(BUILD)/runs/bench/results.jsonl ] || \
 		{ echo "bench: no results (guest status $$vm)"; exit 1; }; \
