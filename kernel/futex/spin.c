@@ -32,9 +32,9 @@
  * The invariant that keeps sleepers from being forgotten, under the queue
  * head lock: if the sleeper tree is not empty, then WAITERS is set in the
  * word, or a sleeper has been woken and has not yet looked at the word
- * again (head->woken). That sleeper takes over the duty: it takes the word
- * (setting WAITERS if others remain), sets WAITERS before sleeping again,
- * or passes the wakeup on when it gives up.
+ * again (head->nr_woken). Each such sleeper answers for the others: it
+ * takes the word (setting WAITERS if others remain), sets WAITERS before
+ * sleeping again, or passes the wakeup on when it gives up.
  *
  * Kernel state: one queue head per futex key, linked into the futex hash
  * bucket and looked up there under RCU. Each task keeps a reference to the
@@ -88,7 +88,7 @@ struct futex_spin_head {
 
 	spinlock_t		lock;		/* protects the sleepers */
 	struct rb_root_cached	sleepers;	/* lock */
-	struct futex_spin_waiter *woken;	/* lock */
+	unsigned int		nr_woken;	/* lock */
 	u64			arrivals;	/* lock */
 
 	struct optimistic_spin_queue osq;
@@ -116,6 +116,7 @@ struct futex_spin_waiter {
 	bool			queued;
 	bool			handed;
 	bool			spinning;	/* written by the waiter only */
+	bool			woken;		/* head->lock only */
 };
 
 /* How a spin on the owner ended; FUTEX_SPIN_POLLING while it goes on. */
@@ -275,7 +276,7 @@ static void futex_spin_head_put(struct futex_spin_head *head)
 	spin_unlock(&hb->lock);
 	futex_spin_count(FUTEX_SPIN_STAT_HEADS_FREED);
 
-	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root) || head->woken);
+	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root) || head->nr_woken);
 	call_rcu(&head->rcu, futex_spin_head_free);
 }
 
@@ -349,6 +350,30 @@ static struct futex_spin_waiter *futex_spin_first_sleeper(struct futex_spin_head
 	return node ? rb_entry(node, struct futex_spin_waiter, node) : NULL;
 }
 
+/* The first sleeper that nobody woke since it last went to sleep. */
+static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head)
+{
+	struct rb_node *node;
+
+	for (node = rb_first_cached(&head->sleepers); node; node = rb_next(node)) {
+		struct futex_spin_waiter *w = rb_entry(node, struct futex_spin_waiter, node);
+
+		if (!w->woken)
+			return w;
+	}
+	return NULL;
+}
+
+/* @w looked at the word after its wakeup: its duty is done. */
+static void futex_spin_woken_done(struct futex_spin_head *head,
+				  struct futex_spin_waiter *w)
+{
+	if (w->woken) {
+		w->woken = false;
+		head->nr_woken--;
+	}
+}
+
 /*
  * Queue @w, or move it if its priority changed since it last slept. It
  * keeps its arrival number, and with it its place among equals.
@@ -379,8 +404,7 @@ static void futex_spin_sleeper_del(struct futex_spin_head *head,
 		rb_erase_cached(&w->node, &head->sleepers);
 		WRITE_ONCE(w->queued, false);
 	}
-	if (head->woken == w)
-		head->woken = NULL;
+	futex_spin_woken_done(head, w);
 }
 
 static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
@@ -394,23 +418,26 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
 }
 
 /*
- * Wake the first sleeper, which then answers for the WAITERS bit. A woken
- * sleeper that has not looked at the word yet already answers for it, and
- * nobody else is woken, unless the first sleeper comes before it: a
- * higher priority task that queued since. That one is woken too and takes
- * the duty over, so that a real-time waiter does not sleep on a free lock
- * until a lower priority task, woken before it queued, gets a CPU.
+ * Wake the first sleeper not woken yet, which then answers for the WAITERS
+ * bit. Sleepers woken earlier that have not run yet do not hold back the
+ * others: when waiters outnumber CPUs a woken task can wait for a CPU
+ * longer than the lock is held many times over, and a queue that is served
+ * one wakeup at a time falls behind the tasks that take the word in user
+ * space and never sleep, which then get nearly all of it. An unlock enters
+ * the kernel only when WAITERS is set, that is once per sleep or per
+ * acquisition by a sleeper with others behind it, so the sleepers are
+ * woken as fast as they queue, and no faster. A higher priority sleeper
+ * that queued since is first in the tree and so the next one woken.
  */
 static bool futex_spin_wake_first(struct futex_spin_head *head,
 				  struct wake_q_head *wake_q)
 {
-	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
+	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
 
-	if (!w || w == head->woken)
+	if (!w)
 		return false;
-	if (head->woken && head->woken->prio <= w->prio)
-		return false;
-	head->woken = w;
+	w->woken = true;
+	head->nr_woken++;
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
@@ -418,14 +445,14 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
 }
 
 /*
- * @w stops waiting without the lock. If it was the woken sleeper, the
- * duty of looking at the word passes to the next one.
+ * @w stops waiting without the lock. If it was woken, the duty of looking
+ * at the word passes to the next sleeper.
  */
 static void futex_spin_waiter_leave(struct futex_spin_head *head,
 				    struct futex_spin_waiter *w,
 				    struct wake_q_head *wake_q)
 {
-	bool was_woken = head->woken == w;
+	bool was_woken = w->woken;
 
 	futex_spin_sleeper_del(head, w);
 	if (was_woken)
@@ -727,8 +754,7 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		futex_spin_sleeper_del(head, w);
 	} else if (!ret) {
 		futex_spin_sleeper_add(head, w);
-		if (head->woken == w)
-			head->woken = NULL;
+		futex_spin_woken_done(head, w);
 		set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN) {
 		futex_spin_waiter_leave(head, w, &wake_q);
