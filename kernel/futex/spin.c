@@ -72,9 +72,11 @@
  * and fast-path lockers, if it is spinning at that moment: the handoff then
  * costs nothing, the new owner runs. A waiter asleep is only woken, to spin
  * with WAITERS set so that the following unlock hands it the lock; after
- * twice the bound it gets the lock even asleep. Handing a lock to a task
- * that is not running leaves it idle for a wakeup, and under contention
- * every unlock would do so: the lock convoys. 5 ms, as the 2016
+ * twice the bound it gets the lock even asleep, but a lock is handed to a
+ * sleeping task at most once per bound. Handing a lock to a task that is
+ * not running leaves it idle for a wakeup; when waiters outnumber CPUs
+ * that wakeup takes milliseconds, every waiter past the bound is asleep,
+ * and handing to each in turn makes the lock convoy. 5 ms, as the 2016
  * throughput-optimized futex: long enough that few waiters reach it.
  */
 #define FUTEX_SPIN_HANDOFF_NS	(5 * NSEC_PER_MSEC)
@@ -90,6 +92,7 @@ struct futex_spin_head {
 	struct rb_root_cached	sleepers;	/* lock */
 	unsigned int		nr_woken;	/* lock */
 	u64			arrivals;	/* lock */
+	u64			asleep_handoff;	/* lock: when one was last made */
 
 	struct optimistic_spin_queue osq;
 	atomic_t		spinners;
@@ -836,27 +839,32 @@ static int futex_spin_wait(struct futex_spin_head *head,
 
 /*
  * Past the starvation bound, the first sleeper is handed the lock: at once
- * if it is spinning, after twice the bound even asleep.
+ * if it is spinning; asleep after twice the bound, if no sleeping task was
+ * handed this lock within the bound.
  */
-static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_head *head)
+static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_head *head,
+							   u64 now)
 {
 	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
 	u64 waited;
 
 	if (!w)
 		return NULL;
-	waited = ktime_get_ns() - w->since;
-	if (waited > 2 * FUTEX_SPIN_HANDOFF_NS)
-		return w;
+	waited = now - w->since;
 	if (waited > FUTEX_SPIN_HANDOFF_NS && READ_ONCE(w->spinning))
+		return w;
+	if (waited > 2 * FUTEX_SPIN_HANDOFF_NS &&
+	    now - head->asleep_handoff > FUTEX_SPIN_HANDOFF_NS)
 		return w;
 	return NULL;
 }
 
 static void futex_spin_hand_over(struct futex_spin_head *head,
-				 struct futex_spin_waiter *w,
+				 struct futex_spin_waiter *w, u64 now,
 				 struct wake_q_head *wake_q)
 {
+	if (!READ_ONCE(w->spinning))
+		head->asleep_handoff = now;
 	futex_spin_sleeper_del(head, w);
 	WRITE_ONCE(w->handed, true);
 	WRITE_ONCE(head->handing_off, head->handing_off + 1);
@@ -886,13 +894,14 @@ static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval)
 static int futex_spin_release_queued(struct futex_spin_head *head,
 				     u32 __user *uaddr, u32 tid)
 {
+	u64 now = ktime_get_ns();
 	struct futex_spin_waiter *w;
 	DEFINE_WAKE_Q(wake_q);
 	u32 nval = 0;
 	int ret;
 
 	spin_lock(&head->lock);
-	w = futex_spin_handoff_target(head);
+	w = futex_spin_handoff_target(head, now);
 	if (w) {
 		nval = w->tid;
 		if (futex_spin_has_sleepers_besides(head, w))
@@ -900,7 +909,7 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 	}
 	ret = futex_spin_word_release(uaddr, tid, nval);
 	if (!ret && w)
-		futex_spin_hand_over(head, w, &wake_q);
+		futex_spin_hand_over(head, w, now, &wake_q);
 	else if (!ret)
 		futex_spin_wake_first(head, &wake_q);
 	spin_unlock(&head->lock);

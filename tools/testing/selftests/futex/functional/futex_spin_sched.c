@@ -4,7 +4,9 @@
  * real-time priority, then in arrival order (normal tasks all equal,
  * whatever their nice level); an unlock hands the lock to a sleeper that
  * has waited more than 5 ms, so a thread re-locking in a tight loop cannot
- * starve another waiter, whether that one sleeps or spins.
+ * starve another waiter, whether that one sleeps or spins; and it hands
+ * the lock to a sleeping task at most once per 5 ms, so that the lock
+ * does not convoy.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -341,6 +343,100 @@ TEST_F(spin_starve, waiter_gets_the_lock)
 	 */
 	if (handoffs >= 0 && variant->same_cpu && worst_lost)
 		EXPECT_LT(handoffs, fs_stat(_metadata, "handoffs"));
+}
+
+/*
+ * A sleeping task handed the lock leaves it idle until the task gets a
+ * CPU, and when waiters outnumber CPUs every waiter past the bound is
+ * asleep: handing the lock to each in turn would convoy it. So a lock is
+ * handed to a sleeping task at most once per bound, 5 ms. All threads of
+ * this test share one CPU, so none can spin on a running owner and every
+ * handoff is to a sleeping task; each still gets its turns. Without the
+ * limit, 16 threads made 320 handoffs in 397 ms here.
+ */
+#define NR_CONVOY	16
+#define CONVOY_HOLD_NS	5000
+#define CONVOY_MS	300
+
+struct convoy {
+	struct futex_spin_mutex m;
+	int cpu;
+	int stop;
+	unsigned long turns[NR_CONVOY];
+	pthread_t thread[NR_CONVOY];
+	int ret[NR_CONVOY];
+};
+
+struct convoy_arg {
+	struct convoy *c;
+	int id;
+};
+
+static void *convoy_fn(void *arg)
+{
+	struct convoy_arg *a = arg;
+	struct convoy *c = a->c;
+	struct futex_spin_thread me;
+	long long start;
+	int *ret = &c->ret[a->id];
+
+	futex_spin_thread_init(&me, false);
+	*ret = pin(c->cpu);
+	while (!*ret && !__atomic_load_n(&c->stop, __ATOMIC_SEQ_CST)) {
+		*ret = futex_spin_lock(&c->m, &me);
+		if (*ret)
+			break;
+		start = fs_now_ns(CLOCK_MONOTONIC);
+		while (fs_now_ns(CLOCK_MONOTONIC) - start < CONVOY_HOLD_NS)
+			;
+		*ret = futex_spin_unlock(&c->m, &me);
+		c->turns[a->id]++;
+	}
+	return NULL;
+}
+
+TEST(sleepers_handed_the_lock_once_per_bound)
+{
+	long long handoffs = fs_stat(_metadata, "handoffs");
+	struct convoy_arg args[NR_CONVOY];
+	unsigned long least = 0, most = 0;
+	struct convoy c = { 0 };
+	long long start, ms;
+	cpu_set_t set;
+	int i;
+
+	fs_setup(_metadata);
+	if (handoffs < 0)
+		SKIP(return, "no futex_spin stats in debugfs");
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
+	for (c.cpu = 0; !CPU_ISSET(c.cpu, &set); c.cpu++)
+		;
+	futex_spin_mutex_init(&c.m, 0);
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	for (i = 0; i < NR_CONVOY; i++) {
+		args[i] = (struct convoy_arg){ .c = &c, .id = i };
+		ASSERT_EQ(0, pthread_create(&c.thread[i], NULL, convoy_fn, &args[i]));
+	}
+	usleep(CONVOY_MS * 1000);
+	__atomic_store_n(&c.stop, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < NR_CONVOY; i++)
+		ASSERT_EQ(0, fs_join(c.thread[i], NULL));
+	ms = fs_ms_since(start);
+	handoffs = fs_stat(_metadata, "handoffs") - handoffs;
+
+	for (i = 0; i < NR_CONVOY; i++) {
+		least = i && least < c.turns[i] ? least : c.turns[i];
+		most = most > c.turns[i] ? most : c.turns[i];
+	}
+	TH_LOG("%lld handoffs in %lld ms; turns of a thread %lu to %lu",
+	       handoffs, ms, least, most);
+	for (i = 0; i < NR_CONVOY; i++) {
+		EXPECT_EQ(0, c.ret[i]);
+		EXPECT_LT(0, c.turns[i]) TH_LOG("thread %d never got the lock", i);
+	}
+	/* One per 5 ms, and one more for each end of the window */
+	EXPECT_GE(ms / 5 + 2, handoffs);
+	fs_teardown(_metadata);
 }
 
 TEST_HARNESS_MAIN
