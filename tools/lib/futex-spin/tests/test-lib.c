@@ -135,10 +135,16 @@ struct timed {
 static void *do_timedlock(void *arg)
 {
 	struct timed *t = arg;
-	struct timespec t0, d = deadline(t->clock, t->ms);
+	struct timespec t0, d;
 	long ret;
 
+	/*
+	 * Start the clock before reading it for the deadline: the other
+	 * way round, a wakeup right at the deadline measures as less than
+	 * the timeout by the time between the two reads (seen on one CPU).
+	 */
 	clock_gettime(t->clock, &t0);
+	d = deadline(t->clock, t->ms);
 	ret = futex_spin_mutex_timedlock(t->m, t->clock, &d);
 	t->elapsed = ns_since(t->clock, &t0);
 	if (!ret)

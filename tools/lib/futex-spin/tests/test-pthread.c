@@ -144,10 +144,12 @@ static void *do_timed(void *arg)
 {
 	struct timed *t = arg;
 	clockid_t clock = t->clock < 0 ? CLOCK_REALTIME : t->clock;
-	struct timespec t0, d = deadline(clock, 50);
+	struct timespec t0, d;
 	long ret;
 
+	/* t0 first, as in test-lib.c's do_timedlock() */
 	clock_gettime(clock, &t0);
+	d = deadline(clock, 50);
 	if (t->clock < 0)
 		ret = pthread_mutex_timedlock(t->m, &d);
 	else
