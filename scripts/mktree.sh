@@ -30,7 +30,7 @@ debver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
 author_email=${author#*<}; author_email=${author_email%>}
 
 if [ -d "$tree/.git" ] &&
-   ! git -C "$tree" log -1 --format=%B base 2>/dev/null | grep -qF "linux-source-6.12 $debver"; then
+   ! grep -qF "linux-source-6.12 $debver" <<<"$(git -C "$tree" log -1 --format=%B base 2>/dev/null)"; then
 	echo "mktree: base is not linux-source-6.12 $debver; unpacking afresh"
 	rm -rf "$tree"
 fi
@@ -82,7 +82,7 @@ unpatch_later() {
 		for ((k = ${#items[@]} - 1; k > 0; k--)); do
 			p=${items[k]}
 			case $p in patches/*.patch) ;; *) continue ;; esac
-			patch_paths "$p" | grep -qxF "$path" || continue
+			grep -qxF "$path" <<<"$(patch_paths "$p")" || continue
 			git -C "$tree" apply --cached -R --include="$path" "$top/$p" ||
 				die "$p does not take back out of $path: refresh it"
 		done

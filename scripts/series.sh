@@ -80,12 +80,15 @@ export)
 	;;
 checkpatch)
 	bad=0
+	# grep -q reads from a here-string, not from echo through a pipe:
+	# under pipefail, grep exiting at its first match can kill the echo
+	# with SIGPIPE and fail a clean patch (seen on a loaded host).
 	for p in "$out"/0*.patch; do
 		[ "$(basename "$p")" = 0000-cover-letter.patch ] && continue
 		res=$(cd "$tree" && perl scripts/checkpatch.pl --strict \
 			--ignore "$ignore" "$p" 2>&1) || bad=1
 		echo "$(basename "$p"): $(echo "$res" | grep '^total:')"
-		echo "$res" | grep -q '^total: 0 errors, 0 warnings, 0 checks' ||
+		grep -q '^total: 0 errors, 0 warnings, 0 checks' <<<"$res" ||
 			{ echo "$res"; bad=1; }
 	done
 	# The documentation: kernel-doc on the new C files, docutils on the
@@ -148,7 +151,7 @@ bisect)
 		done_what="kernel builds"
 
 		changed=$(git -C "$wt" diff --name-only "$c^" "$c")
-		if [ $first = yes ] || echo "$changed" | grep -qv '^\(tools\|Documentation\)/'; then
+		if [ $first = yes ] || grep -qv '^\(tools\|Documentation\)/' <<<"$changed"; then
 			has_spin=no
 			[ -f "$wt/kernel/futex/spin.c" ] && has_spin=yes
 			if ! "$top/scripts/vm-run.sh" --kernel "$kout" --name bisect \
@@ -166,7 +169,7 @@ bisect)
 		tmake=(make -s -C "$top" --no-print-directory LINUX="$wt"
 		       HDR="$kout/headers" SELFTESTS="$kout/selftests"
 		       PERF_OUT="$kout/perf")
-		if echo "$changed" | grep -q '^tools/testing/selftests/futex/'; then
+		if grep -q '^tools/testing/selftests/futex/' <<<"$changed"; then
 			if ! "${tmake[@]}" selftests >"$kout/selftests.log" 2>&1; then
 				echo "bisect: $what: the futex selftests do not build:" >&2
 				tail -n 30 "$kout/selftests.log" >&2
@@ -174,7 +177,7 @@ bisect)
 			fi
 			done_what="$done_what, selftests build"
 		fi
-		if echo "$changed" | grep -q '^tools/perf/'; then
+		if grep -q '^tools/perf/' <<<"$changed"; then
 			if ! "${tmake[@]}" perf >"$kout/perf.log" 2>&1; then
 				echo "bisect: $what: perf does not build:" >&2
 				tail -n 30 "$kout/perf.log" >&2
