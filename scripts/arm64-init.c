@@ -16,6 +16,8 @@ int main(int argc, char **argv)
 
 	mount("proc", "/proc", "proc", 0, NULL);
 	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	/* The tests read the lock's counters and live heads there. */
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
 	mount("tmpfs", "/tmp", "tmpfs", 0, NULL);
 	/* The kernel passes the tests to run as init's arguments. */
 	for (int i = 1; i < argc; i++) {
