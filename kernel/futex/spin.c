@@ -32,7 +32,7 @@
  * The invariant that keeps sleepers from being forgotten, under the queue
  * head lock: if the sleeper tree is not empty, then WAITERS is set in the
  * word, or a sleeper has been woken and has not yet looked at the word
- * again (head->nr_woken). Each such sleeper answers for the others: it
+ * again (its w->woken). Each such sleeper answers for the others: it
  * takes the word (setting WAITERS if others remain), sets WAITERS before
  * sleeping again, or passes the wakeup on when it gives up.
  *
@@ -90,7 +90,6 @@ struct futex_spin_head {
 
 	spinlock_t		lock;		/* protects the sleepers */
 	struct rb_root_cached	sleepers;	/* lock */
-	unsigned int		nr_woken;	/* lock */
 	u64			arrivals;	/* lock */
 	u64			asleep_handoff;	/* lock: when one was last made */
 
@@ -119,7 +118,7 @@ struct futex_spin_waiter {
 	bool			queued;
 	bool			handed;
 	bool			spinning;	/* written by the waiter only */
-	bool			woken;		/* head->lock only */
+	bool			woken;		/* head->lock; only while queued */
 };
 
 /* How a spin on the owner ended; FUTEX_SPIN_POLLING while it goes on. */
@@ -279,7 +278,7 @@ static void futex_spin_head_put(struct futex_spin_head *head)
 	spin_unlock(&hb->lock);
 	futex_spin_count(FUTEX_SPIN_STAT_HEADS_FREED);
 
-	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root) || head->nr_woken);
+	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root));
 	call_rcu(&head->rcu, futex_spin_head_free);
 }
 
@@ -367,16 +366,6 @@ static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head
 	return NULL;
 }
 
-/* @w looked at the word after its wakeup: its duty is done. */
-static void futex_spin_woken_done(struct futex_spin_head *head,
-				  struct futex_spin_waiter *w)
-{
-	if (w->woken) {
-		w->woken = false;
-		head->nr_woken--;
-	}
-}
-
 /*
  * Queue @w, or move it if its priority changed since it last slept. It
  * keeps its arrival number, and with it its place among equals.
@@ -407,7 +396,7 @@ static void futex_spin_sleeper_del(struct futex_spin_head *head,
 		rb_erase_cached(&w->node, &head->sleepers);
 		WRITE_ONCE(w->queued, false);
 	}
-	futex_spin_woken_done(head, w);
+	w->woken = false;
 }
 
 static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
@@ -440,7 +429,6 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
 	if (!w)
 		return false;
 	w->woken = true;
-	head->nr_woken++;
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
@@ -757,7 +745,8 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		futex_spin_sleeper_del(head, w);
 	} else if (!ret) {
 		futex_spin_sleeper_add(head, w);
-		futex_spin_woken_done(head, w);
+		/* Looking at the word again was the duty of its wakeup. */
+		w->woken = false;
 		set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN) {
 		futex_spin_waiter_leave(head, w, &wake_q);
