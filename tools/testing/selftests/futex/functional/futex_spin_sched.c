@@ -211,24 +211,39 @@ static int pin(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
 }
 
+/*
+ * Lock @m, hold it for @hold_ns on the CPU, unlock and count a turn, until
+ * *@stop; pinned to @cpu unless it is -1. Returns the first error.
+ */
+static int relock_until_stopped(struct futex_spin_mutex *m, int cpu,
+				long long hold_ns, int *stop,
+				unsigned long *turns)
+{
+	struct futex_spin_thread me;
+	long long start;
+	int ret;
+
+	futex_spin_thread_init(&me, false);
+	ret = pin(cpu);
+	while (!ret && !__atomic_load_n(stop, __ATOMIC_SEQ_CST)) {
+		ret = futex_spin_lock(m, &me);
+		if (ret)
+			break;
+		start = fs_now_ns(CLOCK_MONOTONIC);
+		while (fs_now_ns(CLOCK_MONOTONIC) - start < hold_ns)
+			;
+		ret = futex_spin_unlock(m, &me);
+		__atomic_fetch_add(turns, 1, __ATOMIC_SEQ_CST);
+	}
+	return ret;
+}
+
 static void *hog_fn(void *arg)
 {
 	struct hog *h = arg;
-	struct futex_spin_thread me;
-	long long start;
 
-	futex_spin_thread_init(&me, false);
-	h->ret = pin(h->cpu);
-	while (!h->ret && !__atomic_load_n(&h->stop, __ATOMIC_SEQ_CST)) {
-		h->ret = futex_spin_lock(&h->m, &me);
-		if (h->ret)
-			break;
-		start = fs_now_ns(CLOCK_MONOTONIC);
-		while (fs_now_ns(CLOCK_MONOTONIC) - start < h->hold_us * 1000)
-			;
-		h->ret = futex_spin_unlock(&h->m, &me);
-		__atomic_fetch_add(&h->turns, 1, __ATOMIC_SEQ_CST);
-	}
+	h->ret = relock_until_stopped(&h->m, h->cpu, h->hold_us * 1000,
+				      &h->stop, &h->turns);
 	return NULL;
 }
 
@@ -376,22 +391,9 @@ static void *convoy_fn(void *arg)
 {
 	struct convoy_arg *a = arg;
 	struct convoy *c = a->c;
-	struct futex_spin_thread me;
-	long long start;
-	int *ret = &c->ret[a->id];
 
-	futex_spin_thread_init(&me, false);
-	*ret = pin(c->cpu);
-	while (!*ret && !__atomic_load_n(&c->stop, __ATOMIC_SEQ_CST)) {
-		*ret = futex_spin_lock(&c->m, &me);
-		if (*ret)
-			break;
-		start = fs_now_ns(CLOCK_MONOTONIC);
-		while (fs_now_ns(CLOCK_MONOTONIC) - start < CONVOY_HOLD_NS)
-			;
-		*ret = futex_spin_unlock(&c->m, &me);
-		c->turns[a->id]++;
-	}
+	c->ret[a->id] = relock_until_stopped(&c->m, c->cpu, CONVOY_HOLD_NS,
+					     &c->stop, &c->turns[a->id]);
 	return NULL;
 }
 
