@@ -4,9 +4,9 @@
 # make check-arm64: the futex selftests that build for arm64, statically
 # linked, in an initramfs whose /init (scripts/arm64-init.c) runs them,
 # on the cross-built kernel in qemu-system-aarch64 (TCG, virt machine).
-# Output in build/runs/arm64/console.log; fails on a failed or skipped
-# test point (as tap-summary.sh does for x86), a test that did not exit 0,
-# or a splat.
+# Output in build/runs/arm64/console.log; fails as tap-summary.sh does
+# for x86 (a failed, skipped or missing test point), on a test that did
+# not exit 0, or on a splat.
 #
 #   arm64-check.sh TEST...
 set -euo pipefail
@@ -38,11 +38,10 @@ timeout -k 5 1800 qemu-system-aarch64 -M virt -cpu max -smp 2 -m 1G \
 	-append "console=ttyAMA0 panic=-1 -- $*" </dev/null >"$run/console.log" 2>&1 || true
 
 splat='WARNING:|BUG:|BUG |Oops|Kernel panic|soft lockup|hard LOCKUP|INFO: task .* blocked'
-skip=$(grep -c '^ok .*# SKIP' "$run/console.log" || true)
-pass=$(($(grep -c '^ok ' "$run/console.log" || true) - skip))
-fail=$(grep -c '^not ok ' "$run/console.log" || true)
-echo "arm64: $pass passed, $fail failed, $skip skipped; $(grep -E '^# arm64: [0-9]+ test programs failed' "$run/console.log" || echo '# arm64: the guest did not finish')"
-grep '^ok .*# SKIP' "$run/console.log" | sed 's/^/arm64: skipped: /' >&2 || true
+# The same TAP verdict as x86: plans checked, a skip or a missing point fails.
+summary=0
+"$top/scripts/tap-summary.sh" "$run/console.log" | sed 's/^/arm64: /' || summary=1
+grep -E '^# arm64: [0-9]+ test programs failed' "$run/console.log" ||
+	{ echo "arm64: the guest did not finish" >&2; exit 1; }
 grep -E "$splat" "$run/console.log" && { echo "arm64: kernel log has a splat" >&2; exit 1; }
-grep -q '^# arm64: 0 test programs failed' "$run/console.log" &&
-	[ "$fail" -eq 0 ] && [ "$skip" -eq 0 ]
+grep -q '^# arm64: 0 test programs failed' "$run/console.log" && [ $summary -eq 0 ]
