@@ -25,7 +25,8 @@ TYPES = ["ww", "spin", "pi", "glibc", "glibc-adaptive", "tas"]
 FIELDS = ["mutex", "threads", "load", "wait", "load_kind", "futexes", "shared",
           "pinned", "runtime", "ops", "ops_per_sec", "thread_mean", "thread_min",
           "thread_max", "thread_stddev", "lock_syscalls_per_kop",
-          "unlock_syscalls_per_kop", "vcsw_per_kop", "ivcsw_per_kop",
+          "unlock_syscalls_per_kop", "user_spun_per_kop", "vcsw_per_kop",
+          "ivcsw_per_kop",
           "slowest_share", "fastest_share", "jain", "last_releaser_share",
           "hold_ns", "gap_ns", "lat_p50_ns", "lat_p99_ns", "lat_max_ns",
           "clock_pair_ns", "time_every", "timed_ops", "exclusion", "error"]

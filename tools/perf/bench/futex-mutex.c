@@ -24,7 +24,9 @@
  *
  *   ww              three-state mutex on FUTEX_WAIT / FUTEX_WAKE
  *   pi              FUTEX_LOCK_PI / FUTEX_UNLOCK_PI, owner TID in the word
- *   spin            FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK, owner TID in the word
+ *   spin            FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK, owner TID in the word;
+ *                   a contended lock first looks at the word --spin-tries
+ *                   times in user space, as the design document advises
  *   glibc           pthread_mutex_t of type PTHREAD_MUTEX_NORMAL
  *   glibc-adaptive  pthread_mutex_t of type PTHREAD_MUTEX_ADAPTIVE_NP
  *   tas             user-space test-and-test-and-set spinlock with back-off
@@ -135,6 +137,8 @@ struct worker {
 	unsigned long ops;
 	unsigned long lock_syscalls;
 	unsigned long unlock_syscalls;
+	/* Contended acquisitions taken by reading the word (spin). */
+	unsigned long user_spun;
 	unsigned long overlaps;
 	long nvcsw, nivcsw;
 	/* Acquisitions after a release, and those after one's own release. */
@@ -163,6 +167,7 @@ static bool started;
 static int futex_flag;
 static bool pin, json;
 static unsigned int load = 10, wait_units, time_every = 16;
+static unsigned int spin_tries = 8;
 static const char *mutex_name = "ww";
 static const char *load_kind_name = "rmw";
 static enum load_kind load_kind;
@@ -191,6 +196,8 @@ static const struct option options[] = {
 	OPT_UINTEGER('w', "wait", &wait_units, "Units of work outside the lock (default 0)"),
 	OPT_STRING(0, "load-kind", &load_kind_name, "kind",
 		   "Unit of work: rmw (four cache lines read and written), pause (default rmw)"),
+	OPT_UINTEGER(0, "spin-tries", &spin_tries,
+		     "spin: looks at the word before FUTEX_SPIN_LOCK (default 8, 0: none)"),
 	OPT_UINTEGER(0, "time-every", &time_every,
 		     "Time one operation in N, at random (default 16; 1: all, 0: none)"),
 	OPT_BOOLEAN('S', "shared", &params.fshared, "Use shared futexes instead of private ones"),
@@ -345,10 +352,36 @@ static void ww_unlock(struct bench_lock *l, struct worker *w)
 /*
  * pi and spin: the word holds the owner's TID; 0 -> TID and TID -> 0 are
  * done in user space, anything else (contention, waiters) in the kernel.
+ *
+ * A critical section shorter than a trip into the kernel ends before
+ * FUTEX_SPIN_LOCK could begin to spin, so spin first looks at the word up
+ * to --spin-tries times. It stops at once at a flag in the word: with
+ * WAITERS tasks sleep and the kernel decides who is next, and only the
+ * kernel takes a word with flags.
  */
-static void tid_lock(struct bench_lock *l, struct worker *w, int op, const char *what)
+static bool tid_trylock_user(struct bench_lock *l, struct worker *w,
+			     unsigned int tries)
 {
-	if (cmpxchg_acquire(&l->futex, 0, w->tid))
+	unsigned int i;
+	u32 v;
+
+	for (i = 0; i < tries; i++) {
+		v = __atomic_load_n(&l->futex, __ATOMIC_RELAXED);
+		if (v & ~FUTEX_TID_MASK)
+			break;
+		if (!v && cmpxchg_acquire(&l->futex, 0, w->tid)) {
+			w->user_spun++;
+			return true;
+		}
+		cpu_pause();
+	}
+	return false;
+}
+
+static void tid_lock(struct bench_lock *l, struct worker *w, int op,
+		     unsigned int tries, const char *what)
+{
+	if (cmpxchg_acquire(&l->futex, 0, w->tid) || tid_trylock_user(l, w, tries))
 		return;
 
 	w->lock_syscalls++;
@@ -370,7 +403,7 @@ static void tid_unlock(struct bench_lock *l, struct worker *w, int op, const cha
 
 static void pi_lock(struct bench_lock *l, struct worker *w)
 {
-	tid_lock(l, w, FUTEX_LOCK_PI, "FUTEX_LOCK_PI");
+	tid_lock(l, w, FUTEX_LOCK_PI, 0, "FUTEX_LOCK_PI");
 }
 
 static void pi_unlock(struct bench_lock *l, struct worker *w)
@@ -380,7 +413,7 @@ static void pi_unlock(struct bench_lock *l, struct worker *w)
 
 static void spin_lock(struct bench_lock *l, struct worker *w)
 {
-	tid_lock(l, w, FUTEX_SPIN_LOCK, "FUTEX_SPIN_LOCK");
+	tid_lock(l, w, FUTEX_SPIN_LOCK, spin_tries, "FUTEX_SPIN_LOCK");
 }
 
 static void spin_unlock(struct bench_lock *l, struct worker *w)
@@ -632,7 +665,7 @@ static bool mutex_supported(void)
 
 struct results {
 	double secs, ops_per_sec;
-	unsigned long ops, lock_syscalls, unlock_syscalls, overlaps;
+	unsigned long ops, lock_syscalls, unlock_syscalls, user_spun, overlaps;
 	long nvcsw, nivcsw;
 	struct stats thread_stats;
 	double thread_min, thread_max, thread_stddev;
@@ -688,6 +721,7 @@ static void collect(struct results *r, double clock_pair)
 		r->ops += w->ops;
 		r->lock_syscalls += w->lock_syscalls;
 		r->unlock_syscalls += w->unlock_syscalls;
+		r->user_spun += w->user_spun;
 		r->overlaps += w->overlaps;
 		r->nvcsw += w->nvcsw;
 		r->nivcsw += w->nivcsw;
@@ -769,7 +803,7 @@ static void print_json(struct results *r)
 {
 	printf("{\"mutex\": \"%s\", \"threads\": %u, \"futexes\": %u, \"load\": %u, \"wait\": %u, ",
 	       mtype->name, params.nthreads, params.nfutexes, load, wait_units);
-	printf("\"load_kind\": \"%s\", ", load_kind_name);
+	printf("\"load_kind\": \"%s\", \"spin_tries\": %u, ", load_kind_name, spin_tries);
 	printf("\"shared\": %s, \"pinned\": %s, \"runtime\": %.6f, \"ops\": %lu, ",
 	       params.fshared ? "true" : "false", pin ? "true" : "false", r->secs, r->ops);
 	printf("\"ops_per_sec\": %.1f, \"thread_mean\": %.1f, \"thread_min\": %.0f, ",
@@ -778,6 +812,7 @@ static void print_json(struct results *r)
 	       r->thread_max, r->thread_stddev);
 	print_syscalls_json("lock_syscalls_per_kop", r->lock_syscalls, r->ops);
 	print_syscalls_json("unlock_syscalls_per_kop", r->unlock_syscalls, r->ops);
+	print_syscalls_json("user_spun_per_kop", r->user_spun, r->ops);
 	print_figure_json("slowest_share", "%.3f", r->slowest_share);
 	print_figure_json("fastest_share", "%.3f", r->fastest_share);
 	print_figure_json("jain", "%.4f", r->jain);
