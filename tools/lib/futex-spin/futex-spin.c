@@ -37,7 +37,21 @@ _Static_assert(sizeof(struct futex_spin_mutex) == 40, "pthread_mutex_t size");
 _Static_assert(offsetof(struct futex_spin_mutex, kind) == 16, "__kind");
 _Static_assert(offsetof(struct futex_spin_mutex, prev) == 24, "__list");
 
+/* See trylock_word_spinning(); the perf benchmark's --spin-tries default */
+#define FUTEX_SPIN_USER_TRIES	8
+
 static int mode;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 
 /*
  * The TID is cached per thread: gettid() is a system call. A fork child
@@ -297,13 +311,41 @@ static int waitwake_lock_word(struct futex_spin_mutex *m, uint32_t tid,
 	}
 }
 
+/*
+ * Look at a contended word a few times before entering the kernel: a
+ * critical section shorter than the trip in is over before FUTEX_SPIN_LOCK
+ * could begin to spin. The bound keeps the cost of a preempted owner at
+ * about one trip; past it the kernel, which sees whether the owner runs,
+ * spins or sleeps. Stop at once at a flag in the word: with WAITERS tasks
+ * sleep and the kernel decides who is next, and only the kernel takes a
+ * word with flags.
+ */
+static bool trylock_word_spinning(struct futex_spin_mutex *m, uint32_t tid)
+{
+	unsigned int i;
+	uint32_t v;
+
+	for (i = 0; i < FUTEX_SPIN_USER_TRIES; i++) {
+		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		if (v & ~FUTEX_TID_MASK)
+			return false;
+		if (!v && __atomic_compare_exchange_n(&m->word, &v, tid, false,
+						      __ATOMIC_ACQUIRE,
+						      __ATOMIC_RELAXED))
+			return true;
+		cpu_relax();
+	}
+	return false;
+}
+
 static int lock_word(struct futex_spin_mutex *m, uint32_t tid, int clock,
 		     const struct timespec *abstime)
 {
 	uint32_t zero = 0;
 
 	if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED) ||
+	    trylock_word_spinning(m, tid))
 		return 0;
 	if (!valid_timespec(abstime))
 		return EINVAL;
