@@ -10,7 +10,8 @@
 # about 500 against 0.1 per 1000 operations on the release kernel; with
 # --spin-tries 0 none against about 550). That run reads no clock: on the
 # debug kernel a pair of clock reads takes some 19 us, longer than the
-# reads of the word wait.
+# reads of the word wait. It needs a second CPU: on one, a waiter only
+# meets an owner that was preempted, which reading cannot wait out.
 # A last point checks that the check itself works: with no lock at all it
 # must report broken exclusion.
 #
@@ -45,17 +46,22 @@ for t in "${tests[@]}"; do
 done
 
 i=$((i + 1))
-output=$(mutex "spin -l 1 -w 9 --time-every 0 --json")
-rc=$?
-sed '/^$/d; s/^/# /' <<<"$output"
-spun=${output#*\"user_spun_per_kop\": }
-calls=${output#*\"lock_syscalls_per_kop\": }
-if [ "$rc" -eq 0 ] && awk -v s="${spun%%,*}" -v c="${calls%%,*}" \
-	'BEGIN { exit !(s + 0 > c + 0) }'; then
-	echo "ok $i futex-mutex spin waits out a short critical section in user space"
+name="futex-mutex.short_wait_in_user_space"
+if [ "$(nproc)" -lt 2 ]; then
+	echo "ok $i $name # SKIP needs a second CPU for the owner"
 else
-	echo "not ok $i futex-mutex spin waits out a short critical section in user space (exit $rc)"
-	status=1
+	output=$(mutex "spin -l 1 -w 9 --time-every 0 --json")
+	rc=$?
+	sed '/^$/d; s/^/# /' <<<"$output"
+	spun=${output#*\"user_spun_per_kop\": }
+	calls=${output#*\"lock_syscalls_per_kop\": }
+	if [ "$rc" -eq 0 ] && awk -v s="${spun%%,*}" -v c="${calls%%,*}" \
+		'BEGIN { exit !(s + 0 > c + 0) }'; then
+		echo "ok $i $name"
+	else
+		echo "not ok $i $name (exit $rc)"
+		status=1
+	fi
 fi
 
 i=$((i + 1))
