@@ -344,11 +344,13 @@ static int lock_word(struct futex_spin_mutex *m, uint32_t tid, int clock,
 	uint32_t zero = 0;
 
 	if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED) ||
-	    trylock_word_spinning(m, tid))
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
+	/* Only a lock taken at once may skip the check of the deadline. */
 	if (!valid_timespec(abstime))
 		return EINVAL;
+	if (trylock_word_spinning(m, tid))
+		return 0;
 	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
 		return spin_lock_word(m, clock, abstime);
 	return waitwake_lock_word(m, tid, clock, abstime);
