@@ -224,10 +224,12 @@ def main(run_dir, out_dir, count_dir=None):
                "released last; slowest: the slowest thread's acquisitions over the "
                "mean of all threads; Jain: Jain's fairness index over the threads' "
                "acquisitions (1: all equal, 1/threads: one thread does all); p99 and "
-               "max: acquisition latency, from the lock call to owning the lock. "
+               "max: acquisition latency, from a failed first attempt to owning "
+               "the lock (0 when the first attempt took it). "
                "Timed: " + (f"one operation in {every} at random (max: the longest of "
                             "those)" if every not in ("", "1") else "every operation")
-               + ", with 3 clock reads, 2 of them inside the lock; a pair of "
+               + ", with 2 clock reads inside the lock and one more before the "
+               "lock call after a failed first attempt; a pair of "
                f"reads cost {statistics.median(clock):.0f} ns before the runs "
                f"(median, {min(clock):.0f} to {max(clock):.0f}).", "",
                "| threads | load | wait | gap µs | last rel. % | slowest | Jain "

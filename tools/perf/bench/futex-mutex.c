@@ -39,9 +39,10 @@
  * 2 lock type not supported by the running kernel.
  *
  * One operation in --time-every (16), chosen at random, is timed: it reads
- * CLOCK_MONOTONIC before the lock call, once it owns the lock and before
- * it releases it. That gives the acquisition latency (into a log-linear
- * histogram per thread) and the hold time; the release time, left beside
+ * CLOCK_MONOTONIC once it owns the lock and before it releases it, and
+ * before the lock call if its first attempt failed (else it waited 0 ns).
+ * That gives the acquisition latency (into a log-linear histogram per
+ * thread) and the hold time; the release time, left beside
  * the lock, makes the next acquirer read the clock too, for the gap from a
  * release to the next acquisition. The reads inside the critical section
  * lengthen it, about three in --time-every operations: the cost of a pair
@@ -143,6 +144,7 @@ struct worker {
 	long nvcsw, nivcsw;
 	/* Acquisitions after a release, and those after one's own release. */
 	unsigned long handovers, reacquired;
+	unsigned long timed_handovers, timed_reacquired;
 	/* Timed acquisitions, and acquisitions after a timed release. */
 	unsigned long timed, gaps;
 	/* In ns: hold times, gaps after the last release, latency max. */
@@ -156,6 +158,7 @@ struct worker {
 struct mutex_type {
 	const char *name;
 	void (*lock)(struct bench_lock *l, struct worker *w);
+	bool (*trylock)(struct bench_lock *l, struct worker *w);
 	void (*unlock)(struct bench_lock *l, struct worker *w);
 	int probe_op;		/* unlock op probed on a free word, or -1 */
 	int pthread_type;	/* for the glibc types, or -1 */
@@ -339,6 +342,11 @@ static void ww_lock(struct bench_lock *l, struct worker *w)
 	}
 }
 
+static bool ww_trylock(struct bench_lock *l, struct worker *w __maybe_unused)
+{
+	return cmpxchg_acquire(&l->futex, 0, 1);
+}
+
 static void ww_unlock(struct bench_lock *l, struct worker *w)
 {
 	if (__atomic_exchange_n(&l->futex, 0, __ATOMIC_RELEASE) != 2)
@@ -401,6 +409,11 @@ static void tid_unlock(struct bench_lock *l, struct worker *w, int op, const cha
 		err(EXIT_FAILURE, "%s", what);
 }
 
+static bool tid_trylock(struct bench_lock *l, struct worker *w)
+{
+	return cmpxchg_acquire(&l->futex, 0, w->tid);
+}
+
 static void pi_lock(struct bench_lock *l, struct worker *w)
 {
 	tid_lock(l, w, FUTEX_LOCK_PI, 0, "FUTEX_LOCK_PI");
@@ -429,6 +442,15 @@ static void glibc_lock(struct bench_lock *l, struct worker *w __maybe_unused)
 		errx(EXIT_FAILURE, "pthread_mutex_lock: %s", strerror(ret));
 }
 
+static bool glibc_trylock(struct bench_lock *l, struct worker *w __maybe_unused)
+{
+	int ret = pthread_mutex_trylock(&l->pmutex);
+
+	if (ret && ret != EBUSY)
+		errx(EXIT_FAILURE, "pthread_mutex_trylock: %s", strerror(ret));
+	return !ret;
+}
+
 static void glibc_unlock(struct bench_lock *l, struct worker *w __maybe_unused)
 {
 	int ret = pthread_mutex_unlock(&l->pmutex);
@@ -453,6 +475,12 @@ static void tas_lock(struct bench_lock *l, struct worker *w __maybe_unused)
 	}
 }
 
+static bool tas_trylock(struct bench_lock *l, struct worker *w __maybe_unused)
+{
+	return !__atomic_load_n(&l->futex, __ATOMIC_RELAXED) &&
+	       !__atomic_exchange_n(&l->futex, 1, __ATOMIC_ACQUIRE);
+}
+
 static void tas_unlock(struct bench_lock *l, struct worker *w __maybe_unused)
 {
 	__atomic_store_n(&l->futex, 0, __ATOMIC_RELEASE);
@@ -462,14 +490,22 @@ static void no_lock(struct bench_lock *l __maybe_unused, struct worker *w __mayb
 {
 }
 
+static bool no_trylock(struct bench_lock *l __maybe_unused, struct worker *w __maybe_unused)
+{
+	return true;
+}
+
 static const struct mutex_type mutex_types[] = {
-	{ "ww",		ww_lock,	ww_unlock,	-1, -1, true },
-	{ "pi",		pi_lock,	pi_unlock,	FUTEX_UNLOCK_PI, -1, true },
-	{ "spin",	spin_lock,	spin_unlock,	FUTEX_SPIN_UNLOCK, -1, true },
-	{ "glibc",	glibc_lock,	glibc_unlock,	-1, PTHREAD_MUTEX_NORMAL, false },
-	{ "glibc-adaptive", glibc_lock,	glibc_unlock,	-1, PTHREAD_MUTEX_ADAPTIVE_NP, false },
-	{ "tas",	tas_lock,	tas_unlock,	-1, -1, true },
-	{ "none",	no_lock,	no_lock,	-1, -1, true },
+	{ "ww",		ww_lock,	ww_trylock,	ww_unlock,	-1, -1, true },
+	{ "pi",		pi_lock,	tid_trylock,	pi_unlock,	FUTEX_UNLOCK_PI, -1, true },
+	{ "spin",	spin_lock,	tid_trylock,	spin_unlock,
+	  FUTEX_SPIN_UNLOCK, -1, true },
+	{ "glibc",	glibc_lock,	glibc_trylock,	glibc_unlock,
+	  -1, PTHREAD_MUTEX_NORMAL, false },
+	{ "glibc-adaptive", glibc_lock,	glibc_trylock,	glibc_unlock,
+	  -1, PTHREAD_MUTEX_ADAPTIVE_NP, false },
+	{ "tas",	tas_lock,	tas_trylock,	tas_unlock,	-1, -1, true },
+	{ "none",	no_lock,	no_trylock,	no_lock,	-1, -1, true },
 };
 
 /*
@@ -528,6 +564,37 @@ static inline bool time_this(struct worker *w)
 	return w->rng % time_every == 0;
 }
 
+/*
+ * Every operation first tries once to take the lock, and only a timed one
+ * that failed reads the clock before it waits; an acquisition at the
+ * first attempt waited 0 ns. A read before the first attempt would sit
+ * between this thread's release and its next attempt, a gap in which a
+ * waiter that spins takes the lock the thread would have taken back:
+ * timed operations were then handovers far more often than the others
+ * (spin, 2 threads, load 50: 53% against 5%), and the latency figures
+ * those of handovers. Returns when the lock was acquired if @timed.
+ */
+static u64 acquire(struct bench_lock *l, struct worker *w, bool timed)
+{
+	u64 start = 0, acquired, lat;
+
+	if (!mtype->trylock(l, w)) {
+		if (timed)
+			start = now_ns();
+		mtype->lock(l, w);
+	}
+	if (!timed)
+		return 0;
+
+	acquired = now_ns();
+	lat = start ? acquired - start : 0;
+	w->lat_hist[hist_bucket(lat)]++;
+	if (lat > w->lat_max)
+		w->lat_max = lat;
+	w->timed++;
+	return acquired;
+}
+
 static void toggle_done(int sig __maybe_unused,
 			siginfo_t *info __maybe_unused,
 			void *uc __maybe_unused)
@@ -558,23 +625,15 @@ static void *workerfn(void *arg)
 
 	getrusage(RUSAGE_THREAD, &ru0);
 	do {
+		unsigned long handovers = w->handovers, reacquired = w->reacquired;
 		bool timed = time_this(w);
-		u64 start = 0, acquired = 0;
+		u64 acquired = acquire(l, w, timed);
 
-		if (timed)
-			start = now_ns();
-		mtype->lock(l, w);
-		if (timed) {
-			u64 lat;
-
-			acquired = now_ns();
-			lat = acquired - start;
-			w->lat_hist[hist_bucket(lat)]++;
-			if (lat > w->lat_max)
-				w->lat_max = lat;
-			w->timed++;
-		}
 		critical_section(l, w, acquired);
+		if (timed) {
+			w->timed_handovers += w->handovers - handovers;
+			w->timed_reacquired += w->reacquired - reacquired;
+		}
 		mtype->unlock(l, w);
 		work(w->data, wait_units);
 		ops++;
@@ -673,6 +732,7 @@ struct results {
 	/* Per-thread acquisitions: min and max over the mean, Jain's index. */
 	double slowest_share, fastest_share, jain;
 	unsigned long handovers, reacquired, timed, gaps;
+	unsigned long timed_handovers, timed_reacquired;
 	/* In ns; the latency percentiles are histogram bucket middles. */
 	double hold, gap, clock_pair;
 	double lat_p50, lat_p99, lat_max;
@@ -727,6 +787,8 @@ static void collect(struct results *r, double clock_pair)
 		r->nivcsw += w->nivcsw;
 		r->handovers += w->handovers;
 		r->reacquired += w->reacquired;
+		r->timed_handovers += w->timed_handovers;
+		r->timed_reacquired += w->timed_reacquired;
 		r->timed += w->timed;
 		r->gaps += w->gaps;
 		hold += w->hold_sum;
@@ -817,6 +879,8 @@ static void print_json(struct results *r)
 	print_figure_json("fastest_share", "%.3f", r->fastest_share);
 	print_figure_json("jain", "%.4f", r->jain);
 	print_figure_json("last_releaser_share", "%.4f", share(r->reacquired, r->handovers));
+	print_figure_json("timed_last_releaser_share", "%.4f",
+			  share(r->timed_reacquired, r->timed_handovers));
 	print_figure_json("hold_ns", "%.1f", r->hold);
 	print_figure_json("gap_ns", "%.1f", r->gap);
 	print_figure_json("lat_p50_ns", "%.0f", r->lat_p50);
@@ -861,8 +925,11 @@ static void print_summary(struct results *r)
 		       r->hold, r->gap);
 		printf("Acquisition latency: p50 %.0f, p99 %.0f, max %.0f ns\n",
 		       r->lat_p50, r->lat_p99, r->lat_max);
-		printf("Timed: %lu ops (1 in %u), 3 clock reads each; %.1f ns per pair of reads\n",
-		       r->timed, time_every, r->clock_pair);
+		printf("Timed: %lu ops (1 in %u), %.1f%% by the last releaser; ",
+		       r->timed, time_every,
+		       100.0 * share(r->timed_reacquired, r->timed_handovers));
+		printf("2 clock reads each, 3 after a failed first attempt; ");
+		printf("%.1f ns per pair of reads\n", r->clock_pair);
 	}
 	if (r->broken_locks || r->overlaps)
 		printf("Mutual exclusion: BROKEN (%u lock(s) lost updates, %lu overlaps seen)\n",
@@ -883,6 +950,8 @@ static void print_summary(struct results *r)
 	if (r->timed) {
 		printf("hold_ns=%.1f gap_ns=%.1f clock_pair_ns=%.1f ",
 		       r->hold, r->gap, r->clock_pair);
+		printf("timed_last_releaser_share=%.4f ",
+		       share(r->timed_reacquired, r->timed_handovers));
 		printf("lat_p50_ns=%.0f lat_p99_ns=%.0f lat_max_ns=%.0f ",
 		       r->lat_p50, r->lat_p99, r->lat_max);
 	}
