@@ -28,6 +28,7 @@ FIELDS = ["mutex", "threads", "load", "wait", "load_kind", "futexes", "shared",
           "unlock_syscalls_per_kop", "user_spun_per_kop", "vcsw_per_kop",
           "ivcsw_per_kop",
           "slowest_share", "fastest_share", "jain", "last_releaser_share",
+          "timed_last_releaser_share",
           "hold_ns", "gap_ns", "lat_p50_ns", "lat_p99_ns", "lat_max_ns",
           "clock_pair_ns", "time_every", "timed_ops", "exclusion", "error"]
 COUNT_FIELDS = FIELDS[:10] + ["hb_lock_acquisitions", "hb_lock_per_kop",
