@@ -157,8 +157,9 @@ struct worker {
 
 struct mutex_type {
 	const char *name;
-	void (*lock)(struct bench_lock *l, struct worker *w);
+	/* One attempt; if it failed, the rest of the lock */
 	bool (*trylock)(struct bench_lock *l, struct worker *w);
+	void (*lock_slow)(struct bench_lock *l, struct worker *w);
 	void (*unlock)(struct bench_lock *l, struct worker *w);
 	int probe_op;		/* unlock op probed on a free word, or -1 */
 	int pthread_type;	/* for the glibc types, or -1 */
@@ -325,14 +326,15 @@ static inline bool cmpxchg_release(u32 *p, u32 old, u32 new)
  * lock taken marks it 2 and sleeps until it swaps 2 for a 0; an unlocker
  * that swaps out a 2 wakes one sleeper.
  */
-static void ww_lock(struct bench_lock *l, struct worker *w)
+static bool ww_trylock(struct bench_lock *l, struct worker *w __maybe_unused)
 {
-	u32 c;
+	return cmpxchg_acquire(&l->futex, 0, 1);
+}
 
-	if (cmpxchg_acquire(&l->futex, 0, 1))
-		return;
+static void ww_lock_slow(struct bench_lock *l, struct worker *w)
+{
+	u32 c = __atomic_exchange_n(&l->futex, 2, __ATOMIC_ACQUIRE);
 
-	c = __atomic_exchange_n(&l->futex, 2, __ATOMIC_ACQUIRE);
 	while (c) {
 		w->lock_syscalls++;
 		if (futex_syscall(&l->futex, FUTEX_WAIT, 2, NULL, NULL, 0, futex_flag) &&
@@ -340,11 +342,6 @@ static void ww_lock(struct bench_lock *l, struct worker *w)
 			err(EXIT_FAILURE, "FUTEX_WAIT");
 		c = __atomic_exchange_n(&l->futex, 2, __ATOMIC_ACQUIRE);
 	}
-}
-
-static bool ww_trylock(struct bench_lock *l, struct worker *w __maybe_unused)
-{
-	return cmpxchg_acquire(&l->futex, 0, 1);
 }
 
 static void ww_unlock(struct bench_lock *l, struct worker *w)
@@ -386,10 +383,10 @@ static bool tid_trylock_user(struct bench_lock *l, struct worker *w,
 	return false;
 }
 
-static void tid_lock(struct bench_lock *l, struct worker *w, int op,
-		     unsigned int tries, const char *what)
+static void tid_lock_slow(struct bench_lock *l, struct worker *w, int op,
+			  unsigned int tries, const char *what)
 {
-	if (cmpxchg_acquire(&l->futex, 0, w->tid) || tid_trylock_user(l, w, tries))
+	if (tid_trylock_user(l, w, tries))
 		return;
 
 	w->lock_syscalls++;
@@ -414,9 +411,9 @@ static bool tid_trylock(struct bench_lock *l, struct worker *w)
 	return cmpxchg_acquire(&l->futex, 0, w->tid);
 }
 
-static void pi_lock(struct bench_lock *l, struct worker *w)
+static void pi_lock_slow(struct bench_lock *l, struct worker *w)
 {
-	tid_lock(l, w, FUTEX_LOCK_PI, 0, "FUTEX_LOCK_PI");
+	tid_lock_slow(l, w, FUTEX_LOCK_PI, 0, "FUTEX_LOCK_PI");
 }
 
 static void pi_unlock(struct bench_lock *l, struct worker *w)
@@ -424,9 +421,9 @@ static void pi_unlock(struct bench_lock *l, struct worker *w)
 	tid_unlock(l, w, FUTEX_UNLOCK_PI, "FUTEX_UNLOCK_PI");
 }
 
-static void spin_lock(struct bench_lock *l, struct worker *w)
+static void spin_lock_slow(struct bench_lock *l, struct worker *w)
 {
-	tid_lock(l, w, FUTEX_SPIN_LOCK, spin_tries, "FUTEX_SPIN_LOCK");
+	tid_lock_slow(l, w, FUTEX_SPIN_LOCK, spin_tries, "FUTEX_SPIN_LOCK");
 }
 
 static void spin_unlock(struct bench_lock *l, struct worker *w)
@@ -434,6 +431,7 @@ static void spin_unlock(struct bench_lock *l, struct worker *w)
 	tid_unlock(l, w, FUTEX_SPIN_UNLOCK, "FUTEX_SPIN_UNLOCK");
 }
 
+/* pthread_mutex_lock() makes its own first attempt again. */
 static void glibc_lock(struct bench_lock *l, struct worker *w __maybe_unused)
 {
 	int ret = pthread_mutex_lock(&l->pmutex);
@@ -496,16 +494,16 @@ static bool no_trylock(struct bench_lock *l __maybe_unused, struct worker *w __m
 }
 
 static const struct mutex_type mutex_types[] = {
-	{ "ww",		ww_lock,	ww_trylock,	ww_unlock,	-1, -1, true },
-	{ "pi",		pi_lock,	tid_trylock,	pi_unlock,	FUTEX_UNLOCK_PI, -1, true },
-	{ "spin",	spin_lock,	tid_trylock,	spin_unlock,
+	{ "ww",		ww_trylock,	ww_lock_slow,	ww_unlock,	-1, -1, true },
+	{ "pi",		tid_trylock,	pi_lock_slow,	pi_unlock,	FUTEX_UNLOCK_PI, -1, true },
+	{ "spin",	tid_trylock,	spin_lock_slow,	spin_unlock,
 	  FUTEX_SPIN_UNLOCK, -1, true },
-	{ "glibc",	glibc_lock,	glibc_trylock,	glibc_unlock,
+	{ "glibc",	glibc_trylock,	glibc_lock,	glibc_unlock,
 	  -1, PTHREAD_MUTEX_NORMAL, false },
-	{ "glibc-adaptive", glibc_lock,	glibc_trylock,	glibc_unlock,
+	{ "glibc-adaptive", glibc_trylock, glibc_lock,	glibc_unlock,
 	  -1, PTHREAD_MUTEX_ADAPTIVE_NP, false },
-	{ "tas",	tas_lock,	tas_trylock,	tas_unlock,	-1, -1, true },
-	{ "none",	no_lock,	no_trylock,	no_lock,	-1, -1, true },
+	{ "tas",	tas_trylock,	tas_lock,	tas_unlock,	-1, -1, true },
+	{ "none",	no_trylock,	no_lock,	no_lock,	-1, -1, true },
 };
 
 /*
@@ -581,7 +579,7 @@ static u64 acquire(struct bench_lock *l, struct worker *w, bool timed)
 	if (!mtype->trylock(l, w)) {
 		if (timed)
 			start = now_ns();
-		mtype->lock(l, w);
+		mtype->lock_slow(l, w);
 	}
 	if (!timed)
 		return 0;
