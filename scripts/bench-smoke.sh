@@ -7,9 +7,10 @@
 # every contended lock enters the kernel. Then spin must take contended
 # locks by reading the word: at load 1, wait 9, at least 1 per 1000
 # operations (with --spin-tries 0 there are none). How many varies with
-# the kernel: per 1000 operations on 2 vCPUs, about 500 on the release
-# kernel, 137 to 424 on the debug kernel, 35 with PREEMPT_RT and 10 with
-# KCSAN, where lock syscalls were 0.1, 15 to 33, 15 and 18. That run
+# the kernel and with the host's load: per 1000 operations on 2 vCPUs,
+# about 500 on the release kernel, 7 to 424 on the debug kernel, 35 to 386
+# with PREEMPT_RT and 7 to 10 with KCSAN, where lock syscalls were 0.1, 15
+# to 33, 15 to 29 and 18 (2026-11-24 and 25). That run
 # reads no clock: on the debug kernel a pair of clock reads takes some
 # 19 us, longer than the reads of the word wait. It needs a second CPU:
 # on one, a waiter only meets an owner that was preempted, which reading
