@@ -34,6 +34,13 @@ perf=$1
 status=0
 tests=("ww" "pi" "spin" "spin -S" "spin --spin-tries 0" "glibc" "glibc-adaptive" "tas")
 
+# The value of a figure in the benchmark's JSON output $1
+figure() {
+	local v=${1#*\"$2\": }
+
+	echo "${v%%,*}"
+}
+
 mutex() {
 	# shellcheck disable=SC2086 # $1 is a type and maybe options
 	timeout -k 5 60 "$perf" bench -f simple futex mutex -t 2 -r 1 -s -m $1 2>&1
@@ -62,8 +69,8 @@ else
 	output=$(mutex "spin -l 1 -w 9 --time-every 0 --json")
 	rc=$?
 	sed '/^$/d; s/^/# /' <<<"$output"
-	spun=${output#*\"user_spun_per_kop\": }
-	if [ "$rc" -eq 0 ] && awk -v s="${spun%%,*}" 'BEGIN { exit !(s + 0 >= 1) }'; then
+	spun=$(figure "$output" user_spun_per_kop)
+	if [ "$rc" -eq 0 ] && awk -v s="$spun" 'BEGIN { exit !(s + 0 >= 1) }'; then
 		echo "ok $i $name"
 	else
 		echo "not ok $i $name (exit $rc)"
@@ -78,9 +85,9 @@ for t in spin tas; do
 	output=$(mutex "$t -l 50 --json")
 	rc=$?
 	sed '/^$/d; s/^/# /' <<<"$output"
-	all=${output#*\"last_releaser_share\": }
-	timed=${output#*\"timed_last_releaser_share\": }
-	[ "$rc" -eq 0 ] && awk -v a="${all%%,*}" -v t="${timed%%,*}" \
+	all=$(figure "$output" last_releaser_share)
+	timed=$(figure "$output" timed_last_releaser_share)
+	[ "$rc" -eq 0 ] && awk -v a="$all" -v t="$timed" \
 		'BEGIN { d = a - t; exit !(a != "null" && t != "null" && d < 0.05 && d > -0.05) }' ||
 		fair=0
 done

@@ -144,6 +144,7 @@ struct worker {
 	long nvcsw, nivcsw;
 	/* Acquisitions after a release, and those after one's own release. */
 	unsigned long handovers, reacquired;
+	/* The same, among timed operations only */
 	unsigned long timed_handovers, timed_reacquired;
 	/* Timed acquisitions, and acquisitions after a timed release. */
 	unsigned long timed, gaps;
@@ -526,6 +527,12 @@ static inline void critical_section(struct bench_lock *l, struct worker *w, u64 
 		w->handovers++;
 		if (last == w->id + 1)
 			w->reacquired++;
+		/* Whether the timed operations are a fair sample of them */
+		if (acquired) {
+			w->timed_handovers++;
+			if (last == w->id + 1)
+				w->timed_reacquired++;
+		}
 		released = READ_ONCE(l->last_release);
 		if (released) {
 			u64 now = acquired ?: now_ns();
@@ -623,15 +630,9 @@ static void *workerfn(void *arg)
 
 	getrusage(RUSAGE_THREAD, &ru0);
 	do {
-		unsigned long handovers = w->handovers, reacquired = w->reacquired;
-		bool timed = time_this(w);
-		u64 acquired = acquire(l, w, timed);
+		u64 acquired = acquire(l, w, time_this(w));
 
 		critical_section(l, w, acquired);
-		if (timed) {
-			w->timed_handovers += w->handovers - handovers;
-			w->timed_reacquired += w->reacquired - reacquired;
-		}
 		mtype->unlock(l, w);
 		work(w->data, wait_units);
 		ops++;
