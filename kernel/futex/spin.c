@@ -624,18 +624,20 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 						   struct hrtimer_sleeper *to)
 {
 	bool starving = futex_spin_waited_too_long(w);
-	enum futex_spin_outcome why;
+	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_CAP;
 
 	if (starving && !READ_ONCE(w->queued))
 		return FUTEX_SPIN_ABORTED_BOUND;
-	if (futex_spin_allowed(head)) {
-		preempt_disable();
+	/*
+	 * Counted as a spinner only while preemption is off: a task preempted
+	 * in between would keep its place while it does not run, and the
+	 * task that preempted it would sleep instead of spinning.
+	 */
+	preempt_disable();
+	if (futex_spin_allowed(head))
 		why = futex_spin_osq(head, w, uaddr, to, starving);
-		preempt_enable();
-	} else {
-		why = FUTEX_SPIN_ABORTED_CAP;
-	}
 	atomic_dec(&head->spinners);
+	preempt_enable();
 	return why;
 }
 

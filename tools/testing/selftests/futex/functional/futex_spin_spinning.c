@@ -3,8 +3,8 @@
  * Optimistic spinning of FUTEX_SPIN_LOCK: contended acquisitions are taken
  * by spinning rather than sleeping while the owner runs, the unlocker
  * rarely enters the kernel, mutual exclusion survives faults on the word
- * while tasks spin on it, and a SCHED_FIFO task spinning on a preempted
- * owner does not livelock.
+ * while tasks spin on it, a SCHED_FIFO task spinning on a preempted owner
+ * does not livelock, and a spinner that is preempted leaves its place.
  *
  * The figures come from the debugfs counters of the feature, which count
  * the whole system: nothing else may use FUTEX_SPIN_LOCK meanwhile.
@@ -22,11 +22,15 @@
 #define CS_PAUSES	20
 #define OUTSIDE_PAUSES	100
 
-enum { L_CALLS, U_CALLS, SPUN, SLEPT, FAULTS, OFF_CPU, NR_COUNTERS };
+enum {
+	L_CALLS, U_CALLS, SPUN, SLEPT, FAULTS, OFF_CPU, RESCHED, CAPPED,
+	NR_COUNTERS
+};
 
 static const char * const counter_names[NR_COUNTERS] = {
 	"lock_calls", "unlock_calls", "spin_acquired", "sleeps",
-	"spin_aborted_fault", "spin_aborted_owner",
+	"spin_aborted_fault", "spin_aborted_owner", "spin_aborted_resched",
+	"spin_aborted_cap",
 };
 
 struct hammer {
@@ -47,6 +51,15 @@ static inline void pause_n(int n)
 		__builtin_ia32_pause();
 }
 
+static int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
 static void *hammer_fn(void *arg)
 {
 	struct hammer *h = arg;
@@ -54,11 +67,7 @@ static void *hammer_fn(void *arg)
 	unsigned long c;
 
 	if (h->cpu >= 0) {
-		cpu_set_t set;
-
-		CPU_ZERO(&set);
-		CPU_SET(h->cpu, &set);
-		h->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+		h->err = pin_to_cpu(h->cpu);
 		if (h->err)
 			return NULL;
 	}
@@ -334,6 +343,119 @@ TEST_F(spinning, short_deadlines_all_expire)
 		EXPECT_EQ(0, sw[i].err) TH_LOG("waiter %d: %s", i, strerror(-sw[i].err));
 		EXPECT_EQ(0, sw[i].late);
 	}
+}
+
+/*
+ * Regression: a spinner preempted as its spin ended still counted as a
+ * spinner until it ran again, and the task that preempted it, finding the
+ * places to spin taken, slept although the owner was running.
+ *
+ * The owner holds the lock on CPU 0 for PREEMPT_HOLD_MS. A SCHED_OTHER
+ * task on CPU 1 asks for it after 1 ms and spins; a SCHED_FIFO task on
+ * CPU 1 wakes up after 3 ms, which ends that spin, and asks in turn. It
+ * must spin too. Both spins stay within the starvation bound (5 ms).
+ */
+#define PREEMPT_SPIN_MS		1
+#define PREEMPT_WAKE_MS		3
+#define PREEMPT_HOLD_MS		5
+#define PREEMPT_TRIES		10
+
+struct preempt_role {
+	struct futex_spin_mutex *m;
+	long long start_ns;	/* CLOCK_MONOTONIC: when the owner locks */
+	long long at_ms;	/* when to ask for the lock */
+	long long hold_ms;	/* the owner: when to unlock */
+	bool asleep;		/* wait for at_ms asleep, not running */
+	int cpu;
+	int err;
+};
+
+static void preempt_until(long long start_ns, long long ms)
+{
+	while (fs_now_ns(CLOCK_MONOTONIC) < start_ns + ms * 1000000)
+		;
+}
+
+static void *preempt_role_fn(void *arg)
+{
+	struct preempt_role *r = arg;
+	struct futex_spin_thread self;
+	struct timespec at;
+
+	r->err = pin_to_cpu(r->cpu);
+	if (r->err)
+		return NULL;
+	futex_spin_thread_init(&self, false);
+	if (r->hold_ms) {
+		preempt_until(r->start_ns, r->at_ms);
+		r->err = -futex_spin_lock(r->m, &self);
+		if (!r->err) {
+			preempt_until(r->start_ns, r->hold_ms);
+			r->err = -futex_spin_unlock(r->m, &self);
+		}
+		return NULL;
+	}
+	if (r->asleep) {
+		at.tv_sec = (r->start_ns + r->at_ms * 1000000) / 1000000000;
+		at.tv_nsec = (r->start_ns + r->at_ms * 1000000) % 1000000000;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+	} else {
+		preempt_until(r->start_ns, r->at_ms);
+	}
+	r->err = -futex_spin_lock(r->m, &self);
+	if (!r->err)
+		r->err = -futex_spin_unlock(r->m, &self);
+	return NULL;
+}
+
+/* One try; false when the FIFO task's wakeup did not end a spin. */
+static bool preempt_try(struct __test_metadata *_metadata, struct run *run)
+{
+	/* Time enough for the threads to start and move to their CPUs. */
+	long long start = fs_now_ns(CLOCK_MONOTONIC) + 50 * 1000000LL;
+	struct preempt_role r[3];
+	long long *d = run->delta;
+	pthread_t t[3];
+	int i;
+
+	for (i = 0; i < 3; i++)
+		r[i] = (struct preempt_role){ .m = run->m, .start_ns = start, .cpu = 1 };
+	r[0].cpu = 0;
+	r[0].hold_ms = PREEMPT_HOLD_MS;
+	r[1].at_ms = PREEMPT_SPIN_MS;
+	r[2].at_ms = PREEMPT_WAKE_MS;
+	r[2].asleep = true;
+
+	read_counters(run->before);
+	EXPECT_EQ(0, fs_thread_create(&t[0], SCHED_OTHER, 0, preempt_role_fn, &r[0]));
+	EXPECT_EQ(0, fs_thread_create(&t[1], SCHED_OTHER, 0, preempt_role_fn, &r[1]));
+	EXPECT_EQ(0, fs_thread_create(&t[2], SCHED_FIFO, 10, preempt_role_fn, &r[2]));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(0, fs_join(t[i], NULL)) TH_LOG("role %d hangs", i);
+		EXPECT_EQ(0, r[i].err) TH_LOG("role %d: %s", i, strerror(r[i].err));
+	}
+	read_counters(d);
+	for (i = 0; i < NR_COUNTERS; i++)
+		d[i] -= run->before[i];
+	TH_LOG("lock syscalls %lld, by spinning %lld, spins ended by a wakeup %lld",
+	       d[L_CALLS], d[SPUN], d[RESCHED]);
+	TH_LOG("spins refused for want of a place: %lld", d[CAPPED]);
+	return d[RESCHED] > 0;
+}
+
+TEST_F(spinning, preempted_spinner_leaves_its_place)
+{
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs a second CPU");
+
+	for (i = 0; i < PREEMPT_TRIES; i++)
+		if (preempt_try(_metadata, &self->r))
+			break;
+	ASSERT_GT(PREEMPT_TRIES, i) TH_LOG("no spin was ever ended by the wakeup");
+	EXPECT_EQ(0, self->r.delta[CAPPED]);
+	EXPECT_LE(1, self->r.delta[SPUN]);
 }
 
 TEST_HARNESS_MAIN
