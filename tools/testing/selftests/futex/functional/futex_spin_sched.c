@@ -200,17 +200,6 @@ struct hog {
 	int ret;
 };
 
-static int pin(int cpu)
-{
-	cpu_set_t set;
-
-	if (cpu < 0)
-		return 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
-}
-
 /*
  * Lock @m, hold it for @hold_ns on the CPU, unlock and count a turn, until
  * *@stop; pinned to @cpu unless it is -1. Returns the first error.
@@ -220,18 +209,15 @@ static int relock_until_stopped(struct futex_spin_mutex *m, int cpu,
 				unsigned long *turns)
 {
 	struct futex_spin_thread me;
-	long long start;
 	int ret;
 
 	futex_spin_thread_init(&me, false);
-	ret = pin(cpu);
+	ret = fs_pin(cpu);
 	while (!ret && !__atomic_load_n(stop, __ATOMIC_SEQ_CST)) {
 		ret = futex_spin_lock(m, &me);
 		if (ret)
 			break;
-		start = fs_now_ns(CLOCK_MONOTONIC);
-		while (fs_now_ns(CLOCK_MONOTONIC) - start < hold_ns)
-			;
+		fs_busy_until(fs_now_ns(CLOCK_MONOTONIC) + hold_ns);
 		ret = futex_spin_unlock(m, &me);
 		__atomic_fetch_add(turns, 1, __ATOMIC_SEQ_CST);
 	}
@@ -322,7 +308,7 @@ TEST_F(spin_starve, waiter_gets_the_lock)
 	int i, ret;
 
 	ASSERT_EQ(0, futex_spin_thread_init(&me, false));
-	ASSERT_EQ(0, pin(self->cpu));
+	ASSERT_EQ(0, fs_pin(self->cpu));
 	while (!__atomic_load_n(&self->hog.turns, __ATOMIC_SEQ_CST))
 		usleep(1000);
 	for (i = 0; i < 40; i++) {

@@ -51,26 +51,15 @@ static inline void pause_n(int n)
 		__builtin_ia32_pause();
 }
 
-static int pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
 static void *hammer_fn(void *arg)
 {
 	struct hammer *h = arg;
 	struct futex_spin_thread self;
 	unsigned long c;
 
-	if (h->cpu >= 0) {
-		h->err = pin_to_cpu(h->cpu);
-		if (h->err)
-			return NULL;
-	}
+	h->err = fs_pin(h->cpu);
+	if (h->err)
+		return NULL;
 	if (h->fifo_prio) {
 		struct sched_param sp = { .sched_priority = h->fifo_prio };
 
@@ -114,6 +103,16 @@ struct run {
 	atomic_bool stop;
 	long long before[NR_COUNTERS], delta[NR_COUNTERS];
 };
+
+/* r->delta: the counters' growth since read_counters(r->before) */
+static void read_delta(struct run *r)
+{
+	int i;
+
+	read_counters(r->delta);
+	for (i = 0; i < NR_COUNTERS; i++)
+		r->delta[i] -= r->before[i];
+}
 
 FIXTURE(spinning) {
 	struct run r;
@@ -160,9 +159,7 @@ static long run_hammers(struct __test_metadata *_metadata, struct run *r,
 		EXPECT_EQ(0, h[i].err) TH_LOG("hammer %d: %s", i, strerror(h[i].err));
 		ops += h[i].ops;
 	}
-	read_counters(r->delta);
-	for (i = 0; i < NR_COUNTERS; i++)
-		r->delta[i] -= r->before[i];
+	read_delta(r);
 	EXPECT_EQ(ops, *r->counter);
 	return ops;
 }
@@ -236,10 +233,9 @@ TEST_F(spinning, fault_while_spinning)
 		EXPECT_EQ(0, h[i].err) TH_LOG("hammer %d: %s", i, strerror(h[i].err));
 		ops += h[i].ops;
 	}
-	read_counters(self->r.delta);
+	read_delta(&self->r);
 	TH_LOG("%ld ops, %ld zaps, lock syscalls %lld, spins aborted by a fault %lld",
-	       ops, zaps, self->r.delta[L_CALLS] - self->r.before[L_CALLS],
-	       self->r.delta[FAULTS] - self->r.before[FAULTS]);
+	       ops, zaps, self->r.delta[L_CALLS], self->r.delta[FAULTS]);
 	EXPECT_EQ(ops, *self->r.counter);
 }
 
@@ -370,37 +366,31 @@ struct preempt_role {
 	int err;
 };
 
-static void preempt_until(long long start_ns, long long ms)
-{
-	while (fs_now_ns(CLOCK_MONOTONIC) < start_ns + ms * 1000000)
-		;
-}
-
 static void *preempt_role_fn(void *arg)
 {
 	struct preempt_role *r = arg;
+	long long at_ns = r->start_ns + r->at_ms * 1000000;
 	struct futex_spin_thread self;
 	struct timespec at;
 
-	r->err = pin_to_cpu(r->cpu);
+	r->err = fs_pin(r->cpu);
 	if (r->err)
 		return NULL;
 	futex_spin_thread_init(&self, false);
 	if (r->hold_ms) {
-		preempt_until(r->start_ns, r->at_ms);
+		fs_busy_until(at_ns);
 		r->err = -futex_spin_lock(r->m, &self);
 		if (!r->err) {
-			preempt_until(r->start_ns, r->hold_ms);
+			fs_busy_until(r->start_ns + r->hold_ms * 1000000);
 			r->err = -futex_spin_unlock(r->m, &self);
 		}
 		return NULL;
 	}
 	if (r->asleep) {
-		at.tv_sec = (r->start_ns + r->at_ms * 1000000) / 1000000000;
-		at.tv_nsec = (r->start_ns + r->at_ms * 1000000) % 1000000000;
+		at = fs_ns_ts(at_ns);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
 	} else {
-		preempt_until(r->start_ns, r->at_ms);
+		fs_busy_until(at_ns);
 	}
 	r->err = -futex_spin_lock(r->m, &self);
 	if (!r->err)
@@ -434,9 +424,7 @@ static bool preempt_try(struct __test_metadata *_metadata, struct run *run)
 		EXPECT_EQ(0, fs_join(t[i], NULL)) TH_LOG("role %d hangs", i);
 		EXPECT_EQ(0, r[i].err) TH_LOG("role %d: %s", i, strerror(r[i].err));
 	}
-	read_counters(d);
-	for (i = 0; i < NR_COUNTERS; i++)
-		d[i] -= run->before[i];
+	read_delta(run);
 	TH_LOG("lock syscalls %lld, by spinning %lld, spins ended by a wakeup %lld",
 	       d[L_CALLS], d[SPUN], d[RESCHED]);
 	TH_LOG("spins refused for want of a place: %lld", d[CAPPED]);

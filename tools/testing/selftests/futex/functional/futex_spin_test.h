@@ -45,16 +45,39 @@ static inline long long fs_ms_since(long long start_ns)
 	return (fs_now_ns(CLOCK_MONOTONIC) - start_ns) / 1000000;
 }
 
-/* An absolute deadline @ms milliseconds from now on @clock */
-static inline struct timespec fs_deadline(clockid_t clock, long long ms)
+static inline struct timespec fs_ns_ts(long long ns)
 {
-	long long ns = fs_now_ns(clock) + ms * 1000000;
 	struct timespec ts = {
 		.tv_sec = ns / 1000000000,
 		.tv_nsec = ns % 1000000000,
 	};
 
 	return ts;
+}
+
+/* An absolute deadline @ms milliseconds from now on @clock */
+static inline struct timespec fs_deadline(clockid_t clock, long long ms)
+{
+	return fs_ns_ts(fs_now_ns(clock) + ms * 1000000);
+}
+
+/* Keep the CPU busy until CLOCK_MONOTONIC reaches @ns */
+static inline void fs_busy_until(long long ns)
+{
+	while (fs_now_ns(CLOCK_MONOTONIC) < ns)
+		;
+}
+
+/* Pin the calling thread to @cpu (-1: leave it be); 0 or an errno */
+static inline int fs_pin(int cpu)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? errno : 0;
 }
 
 static inline pid_t fs_gettid(void)
