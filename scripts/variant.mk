@@ -34,6 +34,7 @@ export TAP_EXPECTED_SKIPS := spin_starve.other_cpu.waiter_gets_the_lock \
 	spinning.contended_acquisitions_spin \
 	spinning.fifo_spinner_does_not_livelock \
 	spinning.preempted_spinner_leaves_its_place \
+	spinning.spinner_queues_behind_many_sleepers \
 	futex-mutex.short_wait_in_user_space
 endif
 endif

@@ -81,6 +81,21 @@
  */
 #define FUTEX_SPIN_HANDOFF_NS	(5 * NSEC_PER_MSEC)
 
+/*
+ * While many tasks sleep on the lock, a waiter that spins is owed the lock
+ * sooner: the bound shrinks so that the sleepers get their turns about once
+ * per FUTEX_SPIN_TURNOVER_NS, but not below FUTEX_SPIN_SPIN_BOUND_MIN_NS.
+ * A task that has not slept yet then queues behind them after as long.
+ * Otherwise, when waiters outnumber CPUs, the task that last lost the lock
+ * spins while the others sleep, takes the word back at each release, and
+ * the lock turns among a few tasks for tens of milliseconds at a time.
+ * Handing the lock to a spinning task leaves it idle for no wakeup, so
+ * this costs sleeps of tasks that would have spun, not throughput; the
+ * handoff to a sleeping task keeps its limit of one per bound.
+ */
+#define FUTEX_SPIN_TURNOVER_NS		(20 * NSEC_PER_MSEC)
+#define FUTEX_SPIN_SPIN_BOUND_MIN_NS	(250 * NSEC_PER_USEC)
+
 struct futex_spin_head {
 	struct hlist_node	hb_node;
 	union futex_key		key;
@@ -92,6 +107,7 @@ struct futex_spin_head {
 	struct rb_root_cached	sleepers;	/* lock */
 	u64			arrivals;	/* lock */
 	u64			asleep_handoff;	/* lock: when one was last made */
+	unsigned int		nr_sleepers;	/* lock; spinners read it without */
 
 	struct optimistic_spin_queue osq;
 	atomic_t		spinners;
@@ -381,6 +397,7 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 		rb_erase_cached(&w->node, &head->sleepers);
 	} else {
 		w->seq = head->arrivals++;
+		WRITE_ONCE(head->nr_sleepers, head->nr_sleepers + 1);
 		WRITE_ONCE(w->queued, true);
 		futex_spin_count(FUTEX_SPIN_STAT_CONTENDED);
 		trace_futex_spin_contended(&head->key, w->tid);
@@ -394,6 +411,7 @@ static void futex_spin_sleeper_del(struct futex_spin_head *head,
 {
 	if (w->queued) {
 		rb_erase_cached(&w->node, &head->sleepers);
+		WRITE_ONCE(head->nr_sleepers, head->nr_sleepers - 1);
 		WRITE_ONCE(w->queued, false);
 	}
 	w->woken = false;
@@ -506,6 +524,16 @@ static int futex_spin_take_or_mark(struct futex_spin_head *head,
 	return !(uval & FUTEX_TID_MASK);
 }
 
+/* The starvation bound of a spinning waiter, see FUTEX_SPIN_TURNOVER_NS. */
+static u64 futex_spin_spinning_bound(struct futex_spin_head *head)
+{
+	unsigned int sleepers = READ_ONCE(head->nr_sleepers);
+	u64 bound = FUTEX_SPIN_TURNOVER_NS / max(sleepers, 1U);
+
+	return clamp_t(u64, bound, FUTEX_SPIN_SPIN_BOUND_MIN_NS,
+		       FUTEX_SPIN_HANDOFF_NS);
+}
+
 #ifdef CONFIG_LOCK_SPIN_ON_OWNER
 /*
  * Optimistic spinning: while the owner runs on a CPU its critical section is
@@ -535,9 +563,10 @@ static bool futex_spin_should_stop(struct hrtimer_sleeper *to)
  * enter the kernel and hand it the lock. Only a sleeper can be handed the
  * lock: a waiter not yet in the tree goes there first.
  */
-static bool futex_spin_waited_too_long(struct futex_spin_waiter *w)
+static bool futex_spin_waited_too_long(struct futex_spin_head *head,
+				       struct futex_spin_waiter *w)
 {
-	return ktime_get_ns() - w->since > FUTEX_SPIN_HANDOFF_NS;
+	return ktime_get_ns() - w->since > futex_spin_spinning_bound(head);
 }
 
 struct futex_spin_poll {
@@ -580,7 +609,7 @@ static enum futex_spin_outcome futex_spin_poll_word(struct futex_spin_head *head
 
 	/* Reading the clock costs more than a poll of the word. */
 	if (!p->starving && !(++p->loops % 64))
-		p->starving = futex_spin_waited_too_long(w);
+		p->starving = futex_spin_waited_too_long(head, w);
 	if (p->starving && !(uval & FUTEX_WAITERS)) {
 		if (!READ_ONCE(w->queued))
 			return FUTEX_SPIN_ABORTED_BOUND;
@@ -623,7 +652,7 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 						   u32 __user *uaddr,
 						   struct hrtimer_sleeper *to)
 {
-	bool starving = futex_spin_waited_too_long(w);
+	bool starving = futex_spin_waited_too_long(head, w);
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_CAP;
 
 	if (starving && !READ_ONCE(w->queued))
@@ -830,8 +859,9 @@ static int futex_spin_wait(struct futex_spin_head *head,
 
 /*
  * Past the starvation bound, the first sleeper is handed the lock: at once
- * if it is spinning; asleep after twice the bound, if no sleeping task was
- * handed this lock within the bound.
+ * if it is spinning (past the bound of a spinner, shorter while many
+ * sleep); asleep after twice the bound, if no sleeping task was handed
+ * this lock within the bound.
  */
 static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_head *head,
 							   u64 now)
@@ -842,7 +872,7 @@ static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_hea
 	if (!w)
 		return NULL;
 	waited = now - w->since;
-	if (waited > FUTEX_SPIN_HANDOFF_NS && READ_ONCE(w->spinning))
+	if (waited > futex_spin_spinning_bound(head) && READ_ONCE(w->spinning))
 		return w;
 	if (waited > 2 * FUTEX_SPIN_HANDOFF_NS &&
 	    now - head->asleep_handoff > FUTEX_SPIN_HANDOFF_NS)

@@ -4,7 +4,8 @@
  * by spinning rather than sleeping while the owner runs, the unlocker
  * rarely enters the kernel, mutual exclusion survives faults on the word
  * while tasks spin on it, a SCHED_FIFO task spinning on a preempted owner
- * does not livelock, and a spinner that is preempted leaves its place.
+ * does not livelock, a spinner that is preempted leaves its place, and a
+ * spinner queues behind many sleepers sooner than behind few.
  *
  * The figures come from the debugfs counters of the feature, which count
  * the whole system: nothing else may use FUTEX_SPIN_LOCK meanwhile.
@@ -24,13 +25,13 @@
 
 enum {
 	L_CALLS, U_CALLS, SPUN, SLEPT, FAULTS, OFF_CPU, RESCHED, CAPPED,
-	NR_COUNTERS
+	BOUNDED, NR_COUNTERS
 };
 
 static const char * const counter_names[NR_COUNTERS] = {
 	"lock_calls", "unlock_calls", "spin_acquired", "sleeps",
 	"spin_aborted_fault", "spin_aborted_owner", "spin_aborted_resched",
-	"spin_aborted_cap",
+	"spin_aborted_cap", "spin_aborted_bound",
 };
 
 struct hammer {
@@ -444,6 +445,114 @@ TEST_F(spinning, preempted_spinner_leaves_its_place)
 	ASSERT_GT(PREEMPT_TRIES, i) TH_LOG("no spin was ever ended by the wakeup");
 	EXPECT_EQ(0, self->r.delta[CAPPED]);
 	EXPECT_LE(1, self->r.delta[SPUN]);
+}
+
+/*
+ * While many tasks sleep on a lock, a task that has not slept yet may spin
+ * only for its share of FUTEX_SPIN_TURNOVER_NS (20 ms) before it queues
+ * behind them: else, when waiters outnumber CPUs, the task that last lost
+ * the lock spins while the others sleep, takes the word back at each
+ * release, and the lock turns among a few tasks.
+ *
+ * SLEEPERS_QUEUED tasks sleep on a lock whose owner is off CPU. The word
+ * is then made as an owner leaves it that took the lock back in user
+ * space after a release to 0: owned, WAITERS clear (stored here; through
+ * the kernel it takes a release within 5 ms of a handoff). The owner
+ * runs on CPU 0 for SLEEPERS_HOLD_MS, while a newcomer on CPU 1 asks for
+ * the lock and spins. Behind 16 sleepers it may spin 1.25 ms, and must
+ * stop and queue within the hold; behind few, it would spin 5 ms.
+ */
+#define SLEEPERS_QUEUED		16
+#define SLEEPERS_HOLD_MS	4
+#define SLEEPERS_TRIES		5
+
+struct newcomer {
+	__u32 *word;
+	int started;
+	int ret;
+	long unlock_ret;
+};
+
+static void *newcomer_fn(void *arg)
+{
+	struct newcomer *n = arg;
+
+	n->ret = fs_pin(1);
+	__atomic_store_n(&n->started, 1, __ATOMIC_SEQ_CST);
+	if (n->ret)
+		return NULL;
+	n->ret = fs_lock(n->word, FUTEX_SPIN_LOCK_PRIVATE, NULL);
+	if (!n->ret)
+		n->unlock_ret = fs_unlock(n->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+/*
+ * One try; false when the newcomer's spin ended otherwise than at the
+ * bound or the hold's end (a wakeup on its CPU), or the setup failed.
+ */
+static bool sleepers_try(struct __test_metadata *_metadata, struct run *run)
+{
+	struct waiter w[SLEEPERS_QUEUED] = { 0 };
+	__u32 *word = &run->m->word;
+	long long *d = run->delta;
+	struct newcomer n = { .word = word };
+	bool ok = true;
+	pthread_t t;
+	int i, queued;
+
+	fs_store(word, fs_gettid());
+	for (queued = 0; ok && queued < SLEEPERS_QUEUED; queued++) {
+		w[queued] = (struct waiter){ .word = word, .forever = true,
+					     .op = FUTEX_SPIN_LOCK_PRIVATE,
+					     .unlock = true };
+		ok = waiter_queue(&w[queued]);
+		EXPECT_TRUE(ok) TH_LOG("waiter %d did not sleep", queued);
+	}
+
+	fs_store(word, fs_gettid());
+	read_counters(run->before);
+	ok = ok && !pthread_create(&t, NULL, newcomer_fn, &n);
+	if (ok) {
+		/* Running all along: the newcomer finds its owner on a CPU. */
+		while (!__atomic_load_n(&n.started, __ATOMIC_SEQ_CST))
+			;
+		fs_busy_until(fs_now_ns(CLOCK_MONOTONIC) +
+			      SLEEPERS_HOLD_MS * 1000000LL);
+	}
+	read_delta(run);
+	EXPECT_EQ(0, fs_unlock(word, FUTEX_SPIN_UNLOCK_PRIVATE));
+
+	if (ok) {
+		EXPECT_EQ(0, fs_join(t, NULL)) TH_LOG("the newcomer hangs");
+		EXPECT_EQ(0, n.ret);
+		EXPECT_EQ(0, n.unlock_ret);
+	}
+	for (i = 0; i < queued; i++) {
+		EXPECT_TRUE(wait_done(&w[i])) TH_LOG("waiter %d hangs", i);
+		EXPECT_EQ(0, w[i].ret);
+		EXPECT_EQ(0, fs_join(w[i].thread, NULL));
+		EXPECT_EQ(0, w[i].unlock_ret);
+	}
+	TH_LOG("during the hold: lock syscalls %lld, sleeps %lld", d[L_CALLS], d[SLEPT]);
+	TH_LOG("spins ended at the bound %lld, owner off CPU %lld, wakeup %lld, refused %lld",
+	       d[BOUNDED], d[OFF_CPU], d[RESCHED], d[CAPPED]);
+	return ok && !d[OFF_CPU] && !d[RESCHED] && !d[CAPPED];
+}
+
+TEST_F(spinning, spinner_queues_behind_many_sleepers)
+{
+	int i;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs a second CPU");
+	ASSERT_EQ(0, fs_pin(0));
+
+	for (i = 0; i < SLEEPERS_TRIES; i++)
+		if (sleepers_try(_metadata, &self->r))
+			break;
+	ASSERT_GT(SLEEPERS_TRIES, i) TH_LOG("every spin was cut short");
+	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 }
 
 TEST_HARNESS_MAIN
