@@ -88,7 +88,7 @@
  * A task that has not slept yet then queues behind them after as long.
  * Otherwise, when waiters outnumber CPUs, the task that last lost the lock
  * spins while the others sleep, takes the word back at each release, and
- * the lock turns among a few tasks for tens of milliseconds at a time.
+ * the lock turns among a few tasks while the sleepers wait their turn.
  * Handing the lock to a spinning task leaves it idle for no wakeup, so
  * this costs sleeps of tasks that would have spun, not throughput; the
  * handoff to a sleeping task keeps its limit of one per bound.
