@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Turns of a spinning futex from one run of trace.sh.
+
+A turn runs from one ownership change the kernel sees (futex_spin_handoff
+or futex_spin_spin_acquired) to the next; acquisitions in user space
+between them are not seen, and in cells without outside work they are
+mostly the owner taking the word back. Prints how long the turns were,
+how much of the lock's time the long ones (over 1 ms) took, how long the
+CPU not running the owner idled meanwhile, and how many long turns began
+with the owner waking a sleeper onto its own CPU. Then the slowest and
+fastest threads: their share of the mean acquisitions, turns and time in
+turns. For a type whose kernel path is not traced (ww), only how long
+each CPU idled during the run.
+
+    turns.py RUN_DIR NAME
+"""
+
+import re
+import statistics
+import sys
+from collections import defaultdict
+
+EVENT = re.compile(r"-(\d+)\s+\[(\d+)\]\s+\S+\s+(\d+\.\d+): (\w+): (.*)")
+OWNERSHIP = ("futex_spin_handoff", "futex_spin_spin_acquired")
+LONG = 1e-3
+
+
+def field(rest, name):
+    return int(re.search(name + r"=(\d+)", rest).group(1))
+
+
+def read_events(path):
+    """(tid, cpu, time, event, rest) for each line of the trace."""
+    events = []
+    with open(path) as f:
+        for line in f:
+            m = EVENT.search(line)
+            if m:
+                events.append((int(m.group(1)), int(m.group(2)),
+                               float(m.group(3)), m.group(4), m.group(5)))
+    return events
+
+
+def idle_periods(events):
+    """Per CPU, the (start, end) of each stretch it ran the idle task."""
+    periods, since = defaultdict(list), {}
+    for _, cpu, t, name, rest in events:
+        if name != "sched_switch":
+            continue
+        if field(rest, "prev_pid") == 0 and cpu in since:
+            periods[cpu].append((since.pop(cpu), t))
+        if field(rest, "next_pid") == 0:
+            since[cpu] = t
+    return periods
+
+
+def idle_within(periods, a, b):
+    return sum(max(0.0, min(b, y) - max(a, x)) for x, y in periods)
+
+
+def run_idle(events, idle):
+    """Per CPU, its idle share of the run, less 0.1 s at either end."""
+    times = [e[2] for e in events if e[3] == "sched_switch" and
+             "futex-mutex" in e[4]]
+    a, b = times[0] + 0.1, times[-1] - 0.1
+    return {cpu: idle_within(ps, a, b) / (b - a)
+            for cpu, ps in sorted(idle.items())}
+
+
+def owner_cpu(events, owner):
+    """The CPU of the owner's first event in its turn."""
+    return next((e[1] for e in events if e[0] == owner), events[0][1])
+
+
+def woke_onto_own_cpu(events, owner, cpu, start):
+    """Whether the owner woke a task onto its own CPU as the turn began."""
+    for tid, _, t, name, rest in events:
+        if t - start > 100e-6:
+            break
+        if (name == "sched_wakeup" and tid == owner and
+                field(rest, "target_cpu") == cpu):
+            return True
+    return False
+
+
+def turns(events):
+    """(owner, length, idle time of the other CPU, woke onto own CPU)."""
+    idle = idle_periods(events)
+    marks = [i for i, e in enumerate(events) if e[3] in OWNERSHIP]
+    for a, b in zip(marks, marks[1:]):
+        start, end = events[a][2], events[b][2]
+        owner = field(events[a][4], "val")
+        inside = events[a:b + 1]
+        cpu = owner_cpu(inside, owner)
+        other = [p for c, ps in idle.items() if c != cpu for p in ps]
+        yield (owner, end - start, idle_within(other, start, end),
+               woke_onto_own_cpu(inside, owner, cpu, start))
+
+
+def per_thread_ops(path):
+    ops = {}
+    with open(path) as f:
+        for line in f:
+            m = re.match(r"\[thread\s+(\d+)\].*\[ (\d+) ops/sec \]", line)
+            if m:
+                ops[int(m.group(1))] = int(m.group(2))
+    return ops
+
+
+def main():
+    run, name = sys.argv[1], sys.argv[2]
+    with open(f"{run}/pid-{name}.txt") as f:
+        pid = int(f.read())
+    events = read_events(f"{run}/trace-{name}.txt")
+    shares = run_idle(events, idle_periods(events))
+    print("CPU idle during the run: " +
+          ", ".join(f"cpu{c} {100 * s:.0f}%" for c, s in shares.items()))
+    all_turns = list(turns(events))
+    if not all_turns:
+        return
+    total = sum(t[1] for t in all_turns)
+    lengths = sorted(t[1] * 1e6 for t in all_turns)
+
+    def quantile(p):
+        return lengths[min(len(lengths) - 1, int(p * len(lengths)))]
+
+    print(f"{len(lengths)} turns, length p50 {quantile(0.5):.0f} us, "
+          f"p90 {quantile(0.9):.0f}, p99 {quantile(0.99):.0f}, "
+          f"max {lengths[-1]:.0f}")
+    for label, pick in (("all", lambda t: True),
+                        ("over 1 ms", lambda t: t[1] > LONG),
+                        ("over 1 ms, began with a wakeup onto the owner's CPU",
+                         lambda t: t[1] > LONG and t[3])):
+        chosen = [t for t in all_turns if pick(t)]
+        time = sum(t[1] for t in chosen)
+        idle = sum(t[2] for t in chosen)
+        print(f"  {label}: {len(chosen)} turns, {100 * time / total:.0f}% "
+              f"of the time, the other CPU idle "
+              f"{100 * idle / time if time else 0:.0f}% of it")
+
+    ops = per_thread_ops(f"{run}/bench-{name}.txt")
+    mean = statistics.mean(ops.values())
+    count, time = defaultdict(int), defaultdict(float)
+    for owner, length, _, _ in all_turns:
+        count[owner] += 1
+        time[owner] += length
+    # perf creates its workers in order, right after its own start.
+    rows = sorted((ops[i] / mean, pid + 1 + i) for i in ops)
+    print("  share of the mean, thread, turns, ms in turns:")
+    for share, tid in rows[:3] + rows[-3:]:
+        print(f"    {share:.2f} {tid} {count[tid]} {time[tid] * 1e3:.1f}")
+
+
+if __name__ == "__main__":
+    main()
