@@ -10,8 +10,9 @@ how much of the lock's time the long ones (over 1 ms) took, how long the
 CPU not running the owner idled meanwhile, and how many long turns began
 with the owner waking a sleeper onto its own CPU. Then the slowest and
 fastest threads: their share of the mean acquisitions, turns and time in
-turns. For a type whose kernel path is not traced (ww), only how long
-each CPU idled during the run.
+turns. Last, what the task that left a CPU idle for over 1 ms did last.
+For a type whose kernel path is not traced (ww), only how long each CPU
+idled during the run.
 
     turns.py RUN_DIR NAME
 """
@@ -98,6 +99,27 @@ def turns(events):
                woke_onto_own_cpu(inside, owner, cpu, start))
 
 
+def idle_causes(events):
+    """Idle stretches over 1 ms, by the last futex_spin events (up to
+    three) of the task that left its CPU idle: seconds per sequence."""
+    causes, since, recent = defaultdict(float), {}, defaultdict(list)
+    for _, cpu, t, name, rest in events:
+        if name.startswith("futex_spin_"):
+            why = rest.split("reason=")[1] if "reason=" in rest else ""
+            step = name[len("futex_spin_"):] + (":" + why if why else "")
+            recent[cpu] = recent[cpu][-2:] + [step]
+        if name != "sched_switch":
+            continue
+        if field(rest, "prev_pid") == 0 and cpu in since:
+            start, seq = since.pop(cpu)
+            if t - start > LONG:
+                causes[seq] += t - start
+        if field(rest, "next_pid") == 0:
+            since[cpu] = (t, " > ".join(recent[cpu]) or "(none)")
+        recent[cpu] = []
+    return causes
+
+
 def per_thread_ops(path):
     ops = {}
     with open(path) as f:
@@ -150,6 +172,13 @@ def main():
     print("  share of the mean, thread, turns, ms in turns:")
     for share, tid in rows[:3] + rows[-3:]:
         print(f"    {share:.2f} {tid} {count[tid]} {time[tid] * 1e3:.1f}")
+
+    causes = idle_causes(events)
+    idle = sum(causes.values())
+    print("  idle stretches over 1 ms, by what the task leaving the CPU "
+          "did last:")
+    for seq, secs in sorted(causes.items(), key=lambda c: -c[1])[:5]:
+        print(f"    {100 * secs / idle:3.0f}% {seq}")
 
 
 if __name__ == "__main__":
