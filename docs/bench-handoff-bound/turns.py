@@ -43,21 +43,33 @@ def read_events(path):
     return events
 
 
+def futex_step(name, rest):
+    """A futex_spin event as a step: "sleep", "spin_aborted:bound"."""
+    why = rest.split("reason=")[1] if "reason=" in rest else ""
+    return name[len("futex_spin_"):] + (":" + why if why else "")
+
+
 def idle_periods(events):
-    """Per CPU, the (start, end) of each stretch it ran the idle task."""
-    periods, since = defaultdict(list), {}
+    """Per CPU, the (start, end, steps) of each stretch it ran the idle
+    task; steps are the last futex_spin events (up to three) of the task
+    that left the CPU idle, as in "spin_aborted:bound > sleep"."""
+    periods, since, recent = defaultdict(list), {}, defaultdict(list)
     for _, cpu, t, name, rest in events:
+        if name.startswith("futex_spin_"):
+            recent[cpu] = recent[cpu][-2:] + [futex_step(name, rest)]
         if name != "sched_switch":
             continue
         if field(rest, "prev_pid") == 0 and cpu in since:
-            periods[cpu].append((since.pop(cpu), t))
+            start, steps = since.pop(cpu)
+            periods[cpu].append((start, t, steps))
         if field(rest, "next_pid") == 0:
-            since[cpu] = t
+            since[cpu] = (t, " > ".join(recent[cpu]) or "(none)")
+        recent[cpu] = []
     return periods
 
 
 def idle_within(periods, a, b):
-    return sum(max(0.0, min(b, y) - max(a, x)) for x, y in periods)
+    return sum(max(0.0, min(b, y) - max(a, x)) for x, y, _ in periods)
 
 
 def run_idle(events, idle):
@@ -85,9 +97,8 @@ def woke_onto_own_cpu(events, owner, cpu, start):
     return False
 
 
-def turns(events):
+def turns(events, idle):
     """(owner, length, idle time of the other CPU, woke onto own CPU)."""
-    idle = idle_periods(events)
     marks = [i for i, e in enumerate(events) if e[3] in OWNERSHIP]
     for a, b in zip(marks, marks[1:]):
         start, end = events[a][2], events[b][2]
@@ -99,24 +110,12 @@ def turns(events):
                woke_onto_own_cpu(inside, owner, cpu, start))
 
 
-def idle_causes(events):
-    """Idle stretches over 1 ms, by the last futex_spin events (up to
-    three) of the task that left its CPU idle: seconds per sequence."""
-    causes, since, recent = defaultdict(float), {}, defaultdict(list)
-    for _, cpu, t, name, rest in events:
-        if name.startswith("futex_spin_"):
-            why = rest.split("reason=")[1] if "reason=" in rest else ""
-            step = name[len("futex_spin_"):] + (":" + why if why else "")
-            recent[cpu] = recent[cpu][-2:] + [step]
-        if name != "sched_switch":
-            continue
-        if field(rest, "prev_pid") == 0 and cpu in since:
-            start, seq = since.pop(cpu)
-            if t - start > LONG:
-                causes[seq] += t - start
-        if field(rest, "next_pid") == 0:
-            since[cpu] = (t, " > ".join(recent[cpu]) or "(none)")
-        recent[cpu] = []
+def idle_causes(idle):
+    """Seconds of idle stretches over 1 ms, by the steps before them."""
+    causes = defaultdict(float)
+    for start, end, steps in (p for ps in idle.values() for p in ps):
+        if end - start > LONG:
+            causes[steps] += end - start
     return causes
 
 
@@ -135,10 +134,11 @@ def main():
     with open(f"{run}/pid-{name}.txt") as f:
         pid = int(f.read())
     events = read_events(f"{run}/trace-{name}.txt")
-    shares = run_idle(events, idle_periods(events))
+    idle = idle_periods(events)
+    shares = run_idle(events, idle)
     print("CPU idle during the run: " +
           ", ".join(f"cpu{c} {100 * s:.0f}%" for c, s in shares.items()))
-    all_turns = list(turns(events))
+    all_turns = list(turns(events, idle))
     if not all_turns:
         return
     total = sum(t[1] for t in all_turns)
@@ -155,11 +155,11 @@ def main():
                         ("over 1 ms, began with a wakeup onto the owner's CPU",
                          lambda t: t[1] > LONG and t[3])):
         chosen = [t for t in all_turns if pick(t)]
-        time = sum(t[1] for t in chosen)
-        idle = sum(t[2] for t in chosen)
-        print(f"  {label}: {len(chosen)} turns, {100 * time / total:.0f}% "
+        held = sum(t[1] for t in chosen)
+        idled = sum(t[2] for t in chosen)
+        print(f"  {label}: {len(chosen)} turns, {100 * held / total:.0f}% "
               f"of the time, the other CPU idle "
-              f"{100 * idle / time if time else 0:.0f}% of it")
+              f"{100 * idled / held if held else 0:.0f}% of it")
 
     ops = per_thread_ops(f"{run}/bench-{name}.txt")
     mean = statistics.mean(ops.values())
@@ -173,12 +173,12 @@ def main():
     for share, tid in rows[:3] + rows[-3:]:
         print(f"    {share:.2f} {tid} {count[tid]} {time[tid] * 1e3:.1f}")
 
-    causes = idle_causes(events)
-    idle = sum(causes.values())
+    causes = idle_causes(idle)
+    long_idle = sum(causes.values())
     print("  idle stretches over 1 ms, by what the task leaving the CPU "
           "did last:")
-    for seq, secs in sorted(causes.items(), key=lambda c: -c[1])[:5]:
-        print(f"    {100 * secs / idle:3.0f}% {seq}")
+    for steps, secs in sorted(causes.items(), key=lambda c: -c[1])[:5]:
+        print(f"    {100 * secs / long_idle:3.0f}% {steps}")
 
 
 if __name__ == "__main__":
