@@ -59,6 +59,7 @@
 #include <linux/rculist.h>
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 #include <linux/sched/task.h>
 #include <linux/sched/wake_q.h>
 #include <linux/seq_file.h>
@@ -368,15 +369,16 @@ static struct futex_spin_waiter *futex_spin_first_sleeper(struct futex_spin_head
 	return node ? rb_entry(node, struct futex_spin_waiter, node) : NULL;
 }
 
-/* The first sleeper that nobody woke since it last went to sleep. */
-static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head)
+/* The first sleeper but @except that nobody woke since it last went to sleep. */
+static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head,
+							  struct futex_spin_waiter *except)
 {
 	struct rb_node *node;
 
 	for (node = rb_first_cached(&head->sleepers); node; node = rb_next(node)) {
 		struct futex_spin_waiter *w = rb_entry(node, struct futex_spin_waiter, node);
 
-		if (!w->woken)
+		if (!w->woken && w != except)
 			return w;
 	}
 	return NULL;
@@ -440,9 +442,10 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
  * that queued since is first in the tree and so the next one woken.
  */
 static bool futex_spin_wake_first(struct futex_spin_head *head,
+				  struct futex_spin_waiter *except,
 				  struct wake_q_head *wake_q)
 {
-	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
+	struct futex_spin_waiter *w = futex_spin_first_unwoken(head, except);
 
 	if (!w)
 		return false;
@@ -465,7 +468,7 @@ static void futex_spin_waiter_leave(struct futex_spin_head *head,
 
 	futex_spin_sleeper_del(head, w);
 	if (was_woken)
-		futex_spin_wake_first(head, wake_q);
+		futex_spin_wake_first(head, NULL, wake_q);
 }
 
 /*
@@ -670,10 +673,10 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 	return why;
 }
 
-/* Returns true when the word was taken. */
-static bool futex_spin_on_owner(struct futex_spin_head *head,
-				struct futex_spin_waiter *w,
-				u32 __user *uaddr, struct hrtimer_sleeper *to)
+static enum futex_spin_outcome futex_spin_on_owner(struct futex_spin_head *head,
+						   struct futex_spin_waiter *w,
+						   u32 __user *uaddr,
+						   struct hrtimer_sleeper *to)
 {
 	enum futex_spin_outcome why = futex_spin_try_spin(head, w, uaddr, to);
 
@@ -682,15 +685,16 @@ static bool futex_spin_on_owner(struct futex_spin_head *head,
 		trace_futex_spin_spin_acquired(&head->key, w->tid);
 	else
 		trace_futex_spin_spin_aborted(&head->key, why);
-	return why == FUTEX_SPIN_ACQUIRED;
+	return why;
 }
 #else
 /* Without a CPU for the owner to run on meanwhile, spinning cannot pay. */
-static bool futex_spin_on_owner(struct futex_spin_head *head,
-				struct futex_spin_waiter *w,
-				u32 __user *uaddr, struct hrtimer_sleeper *to)
+static enum futex_spin_outcome futex_spin_on_owner(struct futex_spin_head *head,
+						   struct futex_spin_waiter *w,
+						   u32 __user *uaddr,
+						   struct hrtimer_sleeper *to)
 {
-	return false;
+	return FUTEX_SPIN_ABORTED_CAP;
 }
 #endif /* CONFIG_LOCK_SPIN_ON_OWNER */
 
@@ -755,7 +759,8 @@ static int futex_spin_may_sleep(struct futex_spin_head *head,
  */
 static int futex_spin_lock_locked(struct futex_spin_head *head,
 				  struct futex_spin_waiter *w,
-				  u32 __user *uaddr, struct hrtimer_sleeper *to)
+				  u32 __user *uaddr, struct hrtimer_sleeper *to,
+				  bool gave_way)
 {
 	DEFINE_WAKE_Q(wake_q);
 	int ret;
@@ -778,6 +783,8 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		futex_spin_sleeper_add(head, w);
 		/* Looking at the word again was the duty of its wakeup. */
 		w->woken = false;
+		if (gave_way && single_task_running())
+			futex_spin_wake_first(head, w, &wake_q);
 		set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN) {
 		futex_spin_waiter_leave(head, w, &wake_q);
@@ -810,22 +817,27 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
+	enum futex_spin_outcome why;
 	bool spin = true;
 	int ret;
 
 	for (;;) {
+		why = FUTEX_SPIN_ABORTED_CAP;
+		if (spin)
+			why = futex_spin_on_owner(head, w, uaddr, to);
 		/*
 		 * Only a handoff clears w->queued behind our back, and a word
 		 * handed to us is not taken by spinning: reading it here
 		 * does not race.
 		 */
-		if (spin && futex_spin_on_owner(head, w, uaddr, to)) {
+		if (why == FUTEX_SPIN_ACQUIRED) {
 			if (READ_ONCE(w->queued))
 				futex_spin_taken_fixup(head, w, uaddr);
 			return 0;
 		}
 
-		ret = futex_spin_lock_locked(head, w, uaddr, to);
+		ret = futex_spin_lock_locked(head, w, uaddr, to,
+					     why == FUTEX_SPIN_ABORTED_BOUND);
 		if (ret == 1)
 			return 0;
 		if (ret == -EAGAIN) {
@@ -932,7 +944,7 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 	if (!ret && w)
 		futex_spin_hand_over(head, w, now, &wake_q);
 	else if (!ret)
-		futex_spin_wake_first(head, &wake_q);
+		futex_spin_wake_first(head, NULL, &wake_q);
 	spin_unlock(&head->lock);
 	wake_up_q(&wake_q);
 	return ret;
@@ -1074,7 +1086,7 @@ void futex_spin_owner_died(u32 __user *uaddr)
 			continue;
 
 		spin_lock(&head->lock);
-		if (futex_spin_wake_first(head, &wake_q)) {
+		if (futex_spin_wake_first(head, NULL, &wake_q)) {
 			futex_spin_count(FUTEX_SPIN_STAT_OWNER_DIED);
 			trace_futex_spin_owner_died(&head->key, 0);
 		}
