@@ -10,7 +10,9 @@ how much of the lock's time the long ones (over 1 ms) took, how long the
 CPU not running the owner idled meanwhile, and how many long turns began
 with the owner waking a sleeper onto its own CPU. Then the slowest and
 fastest threads: their share of the mean acquisitions, turns and time in
-turns. Last, what the task that left a CPU idle for over 1 ms did last.
+turns. Then what the task that left a CPU idle for over 1 ms did last,
+and last where the scheduler placed the sleepers woken by a waiter that
+gave way at its starvation bound, and those woken by an unlock.
 For a type whose kernel path is not traced (ww), only how long each CPU
 idled during the run.
 
@@ -119,6 +121,25 @@ def idle_causes(idle):
     return causes
 
 
+def wake_placement(events):
+    """Per kind of waker ("gave way" at its bound, else "unlock"), the
+    sleepers woken and how many the scheduler placed on the waker's CPU."""
+    steps, pending = defaultdict(list), {}
+    woken, same = defaultdict(int), defaultdict(int)
+    for tid, cpu, _, name, rest in events:
+        if name == "futex_spin_wake":
+            gave_way = steps[tid][-2:] == ["spin_aborted:bound", "contended"]
+            pending[field(rest, "val")] = ("gave way" if gave_way
+                                           else "unlock", cpu)
+        elif name == "sched_wakeup" and field(rest, "pid") in pending:
+            kind, waker_cpu = pending.pop(field(rest, "pid"))
+            woken[kind] += 1
+            same[kind] += field(rest, "target_cpu") == waker_cpu
+        if name.startswith("futex_spin_"):
+            steps[tid] = steps[tid][-1:] + [futex_step(name, rest)]
+    return woken, same
+
+
 def per_thread_ops(path):
     ops = {}
     with open(path) as f:
@@ -179,6 +200,12 @@ def main():
           "did last:")
     for steps, secs in sorted(causes.items(), key=lambda c: -c[1])[:5]:
         print(f"    {100 * secs / long_idle:3.0f}% {steps}")
+
+    woken, same = wake_placement(events)
+    print("  sleepers woken, and placed on the waker's CPU:")
+    for kind, label in (("gave way", "a waiter giving way at its bound"),
+                        ("unlock", "an unlock (or a waiter leaving)")):
+        print(f"    by {label}: {woken[kind]}, {same[kind]}")
 
 
 if __name__ == "__main__":
