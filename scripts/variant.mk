@@ -36,6 +36,7 @@ export TAP_EXPECTED_SKIPS := spin_starve.other_cpu.waiter_gets_the_lock \
 	spinning.preempted_spinner_leaves_its_place \
 	spinning.spinner_queues_behind_many_sleepers \
 	spinning.spinner_that_queues_wakes_a_sleeper \
+	spinning.spinner_that_queues_beside_a_task_wakes_a_sleeper \
 	futex-mutex.short_wait_in_user_space
 endif
 endif

@@ -59,7 +59,6 @@
 #include <linux/rculist.h>
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
-#include <linux/sched/stat.h>
 #include <linux/sched/task.h>
 #include <linux/sched/wake_q.h>
 #include <linux/seq_file.h>
@@ -369,16 +368,15 @@ static struct futex_spin_waiter *futex_spin_first_sleeper(struct futex_spin_head
 	return node ? rb_entry(node, struct futex_spin_waiter, node) : NULL;
 }
 
-/* The first sleeper but @except that nobody woke since it last went to sleep. */
-static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head,
-							  struct futex_spin_waiter *except)
+/* The first sleeper that nobody woke since it last went to sleep. */
+static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head)
 {
 	struct rb_node *node;
 
 	for (node = rb_first_cached(&head->sleepers); node; node = rb_next(node)) {
 		struct futex_spin_waiter *w = rb_entry(node, struct futex_spin_waiter, node);
 
-		if (!w->woken && w != except)
+		if (!w->woken)
 			return w;
 	}
 	return NULL;
@@ -442,10 +440,9 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
  * that queued since is first in the tree and so the next one woken.
  */
 static bool futex_spin_wake_first(struct futex_spin_head *head,
-				  struct futex_spin_waiter *except,
 				  struct wake_q_head *wake_q)
 {
-	struct futex_spin_waiter *w = futex_spin_first_unwoken(head, except);
+	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
 
 	if (!w)
 		return false;
@@ -468,7 +465,7 @@ static void futex_spin_waiter_leave(struct futex_spin_head *head,
 
 	futex_spin_sleeper_del(head, w);
 	if (was_woken)
-		futex_spin_wake_first(head, NULL, wake_q);
+		futex_spin_wake_first(head, wake_q);
 }
 
 /*
@@ -780,11 +777,18 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 	if (ret == 1) {
 		futex_spin_sleeper_del(head, w);
 	} else if (!ret) {
+		/*
+		 * Giving way, it was not queued yet, so the first sleeper is
+		 * another task: woken now, it spins in our place instead of
+		 * our CPU idling while the owner runs. Whatever else may be
+		 * runnable here says nothing about that; a kthread runs for
+		 * a moment and the CPU idles all the same.
+		 */
+		if (gave_way)
+			futex_spin_wake_first(head, &wake_q);
 		futex_spin_sleeper_add(head, w);
 		/* Looking at the word again was the duty of its wakeup. */
 		w->woken = false;
-		if (gave_way && single_task_running())
-			futex_spin_wake_first(head, w, &wake_q);
 		set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN) {
 		futex_spin_waiter_leave(head, w, &wake_q);
@@ -944,7 +948,7 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 	if (!ret && w)
 		futex_spin_hand_over(head, w, now, &wake_q);
 	else if (!ret)
-		futex_spin_wake_first(head, NULL, &wake_q);
+		futex_spin_wake_first(head, &wake_q);
 	spin_unlock(&head->lock);
 	wake_up_q(&wake_q);
 	return ret;
@@ -1086,7 +1090,7 @@ void futex_spin_owner_died(u32 __user *uaddr)
 			continue;
 
 		spin_lock(&head->lock);
-		if (futex_spin_wake_first(head, NULL, &wake_q)) {
+		if (futex_spin_wake_first(head, &wake_q)) {
 			futex_spin_count(FUTEX_SPIN_STAT_OWNER_DIED);
 			trace_futex_spin_owner_died(&head->key, 0);
 		}
