@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Pool the runs of ab.sh and compare kernel A with kernel B, per cell.
+
+    ab.py TAG[,TAG...] KERNEL_A KERNEL_B
+
+KERNEL_A and KERNEL_B are the basenames of the kernel directories given to
+ab.sh. Prints per cell: mean throughput and the change, the slowest
+thread's share (mean and minimum over the runs), sleeps per run, p99
+acquisition latency in us, and the number of runs.
+"""
+import collections
+import glob
+import os
+import re
+import statistics
+import sys
+
+RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../build/runs')
+
+
+def fields(line):
+    return dict(x.split('=', 1) for x in line.split())
+
+
+def runs(tags, kernel):
+    """{cell: [(ops/s, slowest share, sleeps, p99 ns)]} of one kernel"""
+    cells = collections.defaultdict(list)
+    for tag in tags:
+        for path in glob.glob(f'{RUNS}/ab{tag}-{kernel}-*/output.txt'):
+            lines = open(path).read().splitlines()
+            for i, line in enumerate(lines):
+                m = re.match(r'spin\s+(\S+)\s+(.*)', line)
+                if not m:
+                    continue
+                f = fields(m.group(2))
+                nxt = lines[i + 1] if i + 1 < len(lines) else ''
+                stats = fields(nxt) if nxt.startswith('  ') else {}
+                cells[m.group(1)].append((float(f['ops_per_sec']),
+                                          float(f['slowest_share']),
+                                          int(stats.get('sleeps', 0)),
+                                          float(f['lat_p99_ns'])))
+    return cells
+
+
+def main():
+    tags, ka, kb = sys.argv[1].split(','), sys.argv[2], sys.argv[3]
+    a, b = runs(tags, ka), runs(tags, kb)
+    mean = statistics.mean
+    print(f'cell       ops/s {ka} / {kb} (change)  slowest mean,min a / b'
+          '  sleeps/run a / b  p99 us a / b  n')
+    for cell in a:
+        ra, rb = a[cell], b.get(cell)
+        if not rb:
+            continue
+        oa, ob = mean(r[0] for r in ra), mean(r[0] for r in rb)
+        print('%-10s %8.0f / %8.0f (%+5.1f%%)  %.2f,%.2f / %.2f,%.2f'
+              '  %5.0f / %5.0f  %5.0f / %5.0f  %d/%d' % (
+                  cell, oa, ob, 100 * (ob / oa - 1),
+                  mean(r[1] for r in ra), min(r[1] for r in ra),
+                  mean(r[1] for r in rb), min(r[1] for r in rb),
+                  mean(r[2] for r in ra), mean(r[2] for r in rb),
+                  mean(r[3] for r in ra) / 1000, mean(r[3] for r in rb) / 1000,
+                  len(ra), len(rb)))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# A/B of kernels on the cells that moved: boots each kernel in turn, three
+# rounds, and runs guest.sh for spin, 3 runs of 1 s per cell and boot. A
+# kernel is a directory holding arch/x86/boot/bzImage (copy a build there
+# before rebuilding). Results go to build/runs/abTAG-KERNEL-ROUND; compare
+# them with ab.py. Never run two guests at once: they share 2 host CPUs.
+#
+#   ab.sh TAG KERNEL_DIR...
+#
+# Environment: CELLS (as for guest.sh), ROUNDS (3).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+tag=$1
+shift
+cells=${CELLS:-64,1,0 64,10,0 64,50,0 16,50,0 16,10,0 4,10,0 64,10,90 2,10,0}
+
+cd "$top"
+for round in $(seq "${ROUNDS:-3}"); do
+	for k in "$@"; do
+		scripts/vm-run.sh --kernel "$k" --name "ab$tag-$(basename "$k")-$round" -- \
+			env REP=3 RT=1 TYPES=spin CELLS="$cells" \
+			docs/bench-handoff-bound/guest.sh build/perf/perf
+	done
+done
