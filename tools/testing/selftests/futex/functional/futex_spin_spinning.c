@@ -538,11 +538,9 @@ static bool sleepers_try(struct __test_metadata *_metadata, struct run *run,
 	}
 
 	if (bystander) {
-		ok = ok && !pthread_create(&bt, NULL, bystander_fn, &b);
+		bystander = ok && !pthread_create(&bt, NULL, bystander_fn, &b);
+		ok = bystander && fs_wait_flag(&b.started);
 		EXPECT_TRUE(ok);
-		bystander = ok;
-		while (ok && !__atomic_load_n(&b.started, __ATOMIC_SEQ_CST))
-			usleep(100);
 	}
 
 	fs_store(word, fs_gettid());
