@@ -22,36 +22,10 @@
 #include "kselftest_harness.h"
 #include "futex_spin_test.h"
 
-#define FS_INJECT		FUTEX_SPIN_DEBUGFS "/inject/"
-
 /* The stall points of enum futex_spin_stall_point in kernel/futex/futex.h */
 #define FS_STALL_NONE		0
 #define FS_STALL_UNLOCK		1	/* unlock: head looked up, word not released */
 #define FS_STALL_WOKEN		2	/* lock: woken, word not looked at again */
-
-static int fs_inject(const char *knob, long long val)
-{
-	char path[128];
-	int fd, len, ret = 0;
-	char buf[32];
-
-	snprintf(path, sizeof(path), FS_INJECT "%s", knob);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	len = snprintf(buf, sizeof(buf), "%lld\n", val);
-	if (write(fd, buf, len) != len)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-static void fs_inject_off(void)
-{
-	fs_inject("stall", FS_STALL_NONE);
-	fs_inject("eagain_ms", 0);
-	fs_inject("tid", 0);
-}
 
 FIXTURE(races) {
 	__u32 *word;		/* shared, so that a child process can use it */

@@ -6,6 +6,7 @@
 #ifndef _FUTEX_SPIN_TEST_H
 #define _FUTEX_SPIN_TEST_H
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -355,6 +356,37 @@ static inline long long fs_live_heads(struct __test_metadata *_metadata)
 	EXPECT_LE(0, heads) TH_LOG("%s/live_heads: %s", FUTEX_SPIN_DEBUGFS,
 				   strerror(errno));
 	return heads;
+}
+
+/*
+ * The knobs of CONFIG_FUTEX_SPIN_INJECT (see kernel/futex/spin_inject.c);
+ * without them fs_inject() fails with -ENOENT and the tests using it skip.
+ */
+#define FS_INJECT		FUTEX_SPIN_DEBUGFS "/inject/"
+
+static inline int fs_inject(const char *knob, long long val)
+{
+	char path[128];
+	int fd, len, ret = 0;
+	char buf[32];
+
+	snprintf(path, sizeof(path), FS_INJECT "%s", knob);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%lld\n", val);
+	if (write(fd, buf, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* 0 is "no stall point" */
+static inline void fs_inject_off(void)
+{
+	fs_inject("stall", 0);
+	fs_inject("eagain_ms", 0);
+	fs_inject("tid", 0);
 }
 
 /*
