@@ -37,6 +37,7 @@ export TAP_EXPECTED_SKIPS := spin_starve.other_cpu.waiter_gets_the_lock \
 	spinning.spinner_queues_behind_many_sleepers \
 	spinning.spinner_that_queues_wakes_a_sleeper \
 	spinning.spinner_that_queues_beside_a_task_wakes_a_sleeper \
+	spinning.spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper \
 	futex-mutex.short_wait_in_user_space
 endif
 endif

@@ -821,27 +821,33 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
-	enum futex_spin_outcome why;
-	bool spin = true;
+	bool spin = true, gave_way = false;
 	int ret;
 
 	for (;;) {
-		why = FUTEX_SPIN_ABORTED_CAP;
-		if (spin)
+		if (spin) {
+			enum futex_spin_outcome why;
+
 			why = futex_spin_on_owner(head, w, uaddr, to);
-		/*
-		 * Only a handoff clears w->queued behind our back, and a word
-		 * handed to us is not taken by spinning: reading it here
-		 * does not race.
-		 */
-		if (why == FUTEX_SPIN_ACQUIRED) {
-			if (READ_ONCE(w->queued))
-				futex_spin_taken_fixup(head, w, uaddr);
-			return 0;
+			/*
+			 * Only a handoff clears w->queued behind our back,
+			 * and a word handed to us is not taken by spinning:
+			 * reading it here does not race.
+			 */
+			if (why == FUTEX_SPIN_ACQUIRED) {
+				if (READ_ONCE(w->queued))
+					futex_spin_taken_fixup(head, w, uaddr);
+				return 0;
+			}
+			gave_way = why == FUTEX_SPIN_ABORTED_BOUND;
 		}
 
-		ret = futex_spin_lock_locked(head, w, uaddr, to,
-					     why == FUTEX_SPIN_ABORTED_BOUND);
+		/*
+		 * A waiter that gave way still owes its wakeup when it looks
+		 * at the word again after a failed cmpxchg or a fault: it is
+		 * not queued until the locked path returns 0.
+		 */
+		ret = futex_spin_lock_locked(head, w, uaddr, to, gave_way);
 		if (ret == 1)
 			return 0;
 		if (ret == -EAGAIN) {
@@ -860,6 +866,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			return ret;
 
 		futex_spin_sleep(head, w, to);
+		gave_way = false;
 		/*
 		 * Woken: spin again if the owner runs. The sleeper keeps its
 		 * place in the tree meanwhile, so neither its priority order

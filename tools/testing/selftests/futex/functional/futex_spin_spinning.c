@@ -6,7 +6,8 @@
  * while tasks spin on it, a SCHED_FIFO task spinning on a preempted owner
  * does not livelock, a spinner that is preempted leaves its place, and a
  * spinner queues behind many sleepers sooner than behind few and then
- * wakes one to spin in its place.
+ * wakes one to spin in its place, even when its cmpxchg of the word
+ * failed on the way.
  *
  * The figures come from the debugfs counters of the feature, which count
  * the whole system: nothing else may use FUTEX_SPIN_LOCK meanwhile.
@@ -137,6 +138,7 @@ FIXTURE_SETUP(spinning)
 
 FIXTURE_TEARDOWN(spinning)
 {
+	fs_inject_off();
 	munmap(self->r.m, getpagesize());
 	fs_teardown(_metadata);
 }
@@ -472,8 +474,17 @@ TEST_F(spinning, preempted_spinner_leaves_its_place)
 #define SLEEPERS_HOLD_MS	4
 #define SLEEPERS_TRIES		5
 
+/*
+ * With SLEEPERS_EAGAIN_MS, the newcomer's cmpxchg of the word fails that
+ * long from its start, as the futex helper of an LL/SC architecture may:
+ * past its bound of 1.25 ms, its first look at the word under the lock
+ * fails and it looks again, and still queues within the hold.
+ */
+#define SLEEPERS_EAGAIN_MS	3
+
 struct newcomer {
 	__u32 *word;
+	int eagain_ms;		/* 0: none */
 	int started;
 	int ret;
 	long unlock_ret;
@@ -502,6 +513,11 @@ static void *newcomer_fn(void *arg)
 	struct newcomer *n = arg;
 
 	n->ret = fs_pin(1);
+	if (!n->ret && n->eagain_ms) {
+		n->ret = fs_inject("tid", fs_gettid());
+		if (!n->ret)
+			n->ret = fs_inject("eagain_ms", n->eagain_ms);
+	}
 	__atomic_store_n(&n->started, 1, __ATOMIC_SEQ_CST);
 	if (n->ret)
 		return NULL;
@@ -517,12 +533,12 @@ static void *newcomer_fn(void *arg)
  * busy on CPU 1: runnable there all along, that one never preempts it.
  */
 static bool sleepers_try(struct __test_metadata *_metadata, struct run *run,
-			 bool bystander)
+			 bool bystander, int eagain_ms)
 {
 	struct waiter w[SLEEPERS_QUEUED] = { 0 };
 	__u32 *word = &run->m->word;
 	long long *d = run->delta;
-	struct newcomer n = { .word = word };
+	struct newcomer n = { .word = word, .eagain_ms = eagain_ms };
 	struct bystander b = { .stop = false };
 	bool ok = true;
 	pthread_t t, bt;
@@ -587,14 +603,15 @@ static bool sleepers_try(struct __test_metadata *_metadata, struct run *run,
  * placed on CPU 0, that one runs only when the owner is preempted.
  */
 static void sleepers_run(struct __test_metadata *_metadata, struct run *run,
-			 bool bystander)
+			 bool bystander, int eagain_ms)
 {
 	long long *d = run->delta;
 	int i;
 
 	ASSERT_EQ(0, fs_pin(0));
 	for (i = 0; i < SLEEPERS_TRIES; i++)
-		if (sleepers_try(_metadata, run, bystander) && !d[RESCHED] && !d[CAPPED] &&
+		if (sleepers_try(_metadata, run, bystander, eagain_ms) &&
+		    !d[RESCHED] && !d[CAPPED] &&
 		    d[OFF_CPU] <= d[WOKEN])
 			break;
 	ASSERT_GT(SLEEPERS_TRIES, i) TH_LOG("every spin was cut short");
@@ -604,7 +621,7 @@ TEST_F(spinning, spinner_queues_behind_many_sleepers)
 {
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a second CPU");
-	sleepers_run(_metadata, &self->r, false);
+	sleepers_run(_metadata, &self->r, false, 0);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 }
 
@@ -621,7 +638,7 @@ TEST_F(spinning, spinner_that_queues_wakes_a_sleeper)
 {
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a second CPU");
-	sleepers_run(_metadata, &self->r, false);
+	sleepers_run(_metadata, &self->r, false, 0);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 	EXPECT_EQ(1, self->r.delta[WOKEN]);
 }
@@ -637,7 +654,23 @@ TEST_F(spinning, spinner_that_queues_beside_a_task_wakes_a_sleeper)
 {
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a second CPU");
-	sleepers_run(_metadata, &self->r, true);
+	sleepers_run(_metadata, &self->r, true, 0);
+	EXPECT_EQ(1, self->r.delta[BOUNDED]);
+	EXPECT_EQ(1, self->r.delta[WOKEN]);
+}
+
+/*
+ * Regression: a newcomer that gave way at its bound and then had to look
+ * at the word again, its cmpxchg having failed, looked as a task that had
+ * not spun, and queued waking nobody.
+ */
+TEST_F(spinning, spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs a second CPU");
+	if (access(FS_INJECT "eagain_ms", W_OK))
+		SKIP(return, "no %s (CONFIG_FUTEX_SPIN_INJECT)", FS_INJECT);
+	sleepers_run(_metadata, &self->r, false, SLEEPERS_EAGAIN_MS);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 	EXPECT_EQ(1, self->r.delta[WOKEN]);
 }
