@@ -9,10 +9,11 @@ mostly the owner taking the word back. Prints how long the turns were,
 how much of the lock's time the long ones (over 1 ms) took, how long the
 CPU not running the owner idled meanwhile, and how many long turns began
 with the owner waking a sleeper onto its own CPU. Then the slowest and
-fastest threads: their share of the mean acquisitions, turns and time in
-turns. Then what the task that left a CPU idle for over 1 ms did last,
-and last where the scheduler placed the sleepers woken by a waiter that
-gave way at its starvation bound, and those woken by an unlock.
+fastest threads: their share of the mean acquisitions, turns, time in
+turns and time on a CPU. Then what the task that left a CPU idle for
+over 1 ms did last, and last where the scheduler placed the sleepers
+woken by a waiter that gave way at its starvation bound, and those woken
+by an unlock.
 For a type whose kernel path is not traced (ww), only how long each CPU
 idled during the run.
 
@@ -68,6 +69,19 @@ def idle_periods(events):
             since[cpu] = (t, " > ".join(recent[cpu]) or "(none)")
         recent[cpu] = []
     return periods
+
+
+def cpu_time(events):
+    """Per task, the seconds it ran on a CPU during the trace."""
+    ran, since = defaultdict(float), {}
+    for _, cpu, t, name, rest in events:
+        if name != "sched_switch":
+            continue
+        if cpu in since:
+            tid, start = since[cpu]
+            ran[tid] += t - start
+        since[cpu] = (field(rest, "next_pid"), t)
+    return ran
 
 
 def idle_within(periods, a, b):
@@ -188,11 +202,18 @@ def main():
     for owner, length, _, _ in all_turns:
         count[owner] += 1
         time[owner] += length
-    # perf creates its workers in order, right after its own start.
-    rows = sorted((ops[i] / mean, pid + 1 + i) for i in ops)
-    print("  share of the mean, thread, turns, ms in turns:")
-    for share, tid in rows[:3] + rows[-3:]:
-        print(f"    {share:.2f} {tid} {count[tid]} {time[tid] * 1e3:.1f}")
+    # perf creates its workers in order, so thread i has the i-th TID;
+    # a kthread may take a TID between perf's and its first worker's.
+    workers = sorted({field(rest, "next_pid") for _, _, _, name, rest in events
+                      if name == "sched_switch" and
+                      "next_comm=futex-mutex " in rest and
+                      field(rest, "next_pid") > pid})
+    rows = sorted((ops[i] / mean, workers[i]) for i in ops)
+    ran = cpu_time(events)
+    print("  share of the mean, thread, turns, ms in turns, ms on a CPU:")
+    for share, tid in rows if len(rows) <= 6 else rows[:3] + rows[-3:]:
+        print(f"    {share:.2f} {tid} {count[tid]} {time[tid] * 1e3:.1f} "
+              f"{ran[tid] * 1e3:.1f}")
 
     causes = idle_causes(idle)
     long_idle = sum(causes.values())
