@@ -34,7 +34,7 @@ FIXTURE(races) {
 FIXTURE_SETUP(races)
 {
 	fs_setup(_metadata);
-	if (access(FS_INJECT "tid", W_OK))
+	if (!fs_inject_present())
 		SKIP(return, "no %s (CONFIG_FUTEX_SPIN_INJECT)", FS_INJECT);
 	self->word = mmap(NULL, sizeof(*self->word), PROT_READ | PROT_WRITE,
 			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);

@@ -668,7 +668,7 @@ TEST_F(spinning, spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper)
 {
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a second CPU");
-	if (access(FS_INJECT "eagain_ms", W_OK))
+	if (!fs_inject_present())
 		SKIP(return, "no %s (CONFIG_FUTEX_SPIN_INJECT)", FS_INJECT);
 	sleepers_run(_metadata, &self->r, false, SLEEPERS_EAGAIN_MS);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);

@@ -360,9 +360,16 @@ static inline long long fs_live_heads(struct __test_metadata *_metadata)
 
 /*
  * The knobs of CONFIG_FUTEX_SPIN_INJECT (see kernel/futex/spin_inject.c);
- * without them fs_inject() fails with -ENOENT and the tests using it skip.
+ * without them fs_inject() fails with -ENOENT, and the tests that use them
+ * skip when fs_inject_present() says so.
  */
 #define FS_INJECT		FUTEX_SPIN_DEBUGFS "/inject/"
+
+/* The kernel creates the knobs together: one stands for all. */
+static inline bool fs_inject_present(void)
+{
+	return !access(FS_INJECT "tid", W_OK);
+}
 
 static inline int fs_inject(const char *knob, long long val)
 {
