@@ -11,6 +11,7 @@ criterion, the cells that fail it with spin's single runs:
   - every cell: spin >= 0.95x the best other type;
   - threads > CPUs (2): slowest share >= 0.25, spin's p99 <= ww's;
   - threads <= 16 and load <= 10: spin >= 1.2x ww.
+resample.py uses the same criteria on resampled runs.
 """
 
 import collections
@@ -20,52 +21,83 @@ import sys
 
 CPUS = 2
 OTHERS = ("ww", "pi", "glibc", "glibc-adaptive", "tas")
+THROUGHPUT = "throughput >= 0.95x best other"
+SLOWEST = "slowest share >= 0.25"
+P99 = "p99 <= ww's"
+VS_WW = ">= 1.2x ww"
+CRITERIA = (THROUGHPUT, SLOWEST, P99, VS_WW)
 
 
-def main(path):
+def load(path):
+    """The runs of each (cell, lock type), a cell being (threads, load, wait)."""
     runs = collections.defaultdict(list)
     with open(path) as f:
         for r in csv.DictReader(f):
             if not r["error"]:
                 cell = (int(r["threads"]), int(r["load"]), int(r["wait"]))
                 runs[cell, r["mutex"]].append(r)
+    return runs
 
-    def values(cell, mutex, key):
-        return [float(r[key]) for r in runs[cell, mutex] if r[key]]
 
-    def mean(cell, mutex, key):
-        return statistics.mean(values(cell, mutex, key))
+def values(runs, key):
+    return [float(r[key]) for r in runs if r[key]]
 
+
+def figures(runs, cell):
+    """The means that the criteria look at, from runs[(cell, type)]."""
+    def mean(mutex, key):
+        return statistics.mean(values(runs[cell, mutex], key))
+
+    spin = mean("spin", "ops_per_sec")
+    best = max(OTHERS, key=lambda m: mean(m, "ops_per_sec"))
+    return {
+        "best": best,
+        "ratio": spin / mean(best, "ops_per_sec"),
+        "vs_ww": spin / mean("ww", "ops_per_sec"),
+        "slowest": mean("spin", "slowest_share"),
+        "p99": mean("spin", "lat_p99_ns") / 1e3,
+        "p99_ww": mean("ww", "lat_p99_ns") / 1e3,
+    }
+
+
+def failures(cell, f):
+    """The criteria that cell fails with figures f."""
+    failed = []
+    if f["ratio"] < 0.95:
+        failed.append(THROUGHPUT)
+    if cell[0] > CPUS and f["slowest"] < 0.25:
+        failed.append(SLOWEST)
+    if cell[0] > CPUS and f["p99"] > f["p99_ww"]:
+        failed.append(P99)
+    if cell[0] <= 16 and cell[1] <= 10 and f["vs_ww"] < 1.2:
+        failed.append(VS_WW)
+    return failed
+
+
+def detail(runs, cell, f, criterion):
+    spin = runs[cell, "spin"]
+    if criterion == THROUGHPUT:
+        ops = ", ".join("%.0fk" % (v / 1e3) for v in values(spin, "ops_per_sec"))
+        return f"{f['ratio']:.3f}x {f['best']} (spin runs {ops})"
+    if criterion == SLOWEST:
+        shares = ", ".join("%.2f" % v for v in values(spin, "slowest_share"))
+        return f"{f['slowest']:.2f} (runs {shares})"
+    if criterion == P99:
+        lat = ", ".join("%.1f" % (v / 1e3) for v in values(spin, "lat_p99_ns"))
+        return f"{f['p99']:.2f} against {f['p99_ww']:.2f} us (runs {lat})"
+    return f"{f['vs_ww'] - 1:+.1%}"
+
+
+def main(path):
+    runs = load(path)
     fails = collections.defaultdict(list)
     for cell in sorted({c for c, _ in runs}):
         name = "%d/%d/%d" % cell
-        spin = mean(cell, "spin", "ops_per_sec")
-        best = max(OTHERS, key=lambda m: mean(cell, m, "ops_per_sec"))
-        ratio = spin / mean(cell, best, "ops_per_sec")
-        vs_ww = spin / mean(cell, "ww", "ops_per_sec")
-        slowest = mean(cell, "spin", "slowest_share")
-        p99 = mean(cell, "spin", "lat_p99_ns") / 1e3
-        p99_ww = mean(cell, "ww", "lat_p99_ns") / 1e3
-        ops = ", ".join("%.0fk" % (v / 1e3)
-                        for v in values(cell, "spin", "ops_per_sec"))
-        print(f"{name:10} {ratio:.2f}x {best:15} slowest {slowest:.2f} "
-              f"p99 {p99:.2f} / ww {p99_ww:.2f} us  vs ww {vs_ww - 1:+.1%}")
-
-        if ratio < 0.95:
-            fails["throughput >= 0.95x best other"].append(
-                f"{name} {ratio:.3f}x {best} (spin runs {ops})")
-        if cell[0] > CPUS and slowest < 0.25:
-            shares = ", ".join("%.2f" % v for v in
-                               values(cell, "spin", "slowest_share"))
-            fails["slowest share >= 0.25"].append(
-                f"{name} {slowest:.2f} (runs {shares})")
-        if cell[0] > CPUS and p99 > p99_ww:
-            lat = ", ".join("%.1f" % (v / 1e3) for v in
-                            values(cell, "spin", "lat_p99_ns"))
-            fails["p99 <= ww's"].append(
-                f"{name} {p99:.2f} against {p99_ww:.2f} us (runs {lat})")
-        if cell[0] <= 16 and cell[1] <= 10 and vs_ww < 1.2:
-            fails[">= 1.2x ww"].append(f"{name} {vs_ww - 1:+.1%}")
+        f = figures(runs, cell)
+        print(f"{name:10} {f['ratio']:.2f}x {f['best']:15} slowest {f['slowest']:.2f} "
+              f"p99 {f['p99']:.2f} / ww {f['p99_ww']:.2f} us  vs ww {f['vs_ww'] - 1:+.1%}")
+        for criterion in failures(cell, f):
+            fails[criterion].append(f"{name} {detail(runs, cell, f, criterion)}")
 
     for criterion, cells in fails.items():
         print(f"fails {criterion}: {len(cells)}")
