@@ -7,16 +7,22 @@
 KERNEL_A and KERNEL_B are the basenames of the kernel directories given to
 ab.sh. Prints per cell: mean throughput and the change, the slowest
 thread's share (mean and minimum over the runs), sleeps per run, p99
-acquisition latency in us, and the number of runs.
+acquisition latency in us, and the number of runs. Then, per cell, 90%
+intervals of the throughput change and of the change of the mean slowest
+share, by resampling whole boots with replacement (runs of one boot are
+not independent: a boot can be slow throughout): a change whose interval
+holds 0 is not told apart from the spread between boots.
 """
 import collections
 import glob
 import os
+import random
 import re
 import statistics
 import sys
 
 RUNS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '../../build/runs')
+DRAWS = 2000
 
 
 def fields(line):
@@ -24,10 +30,10 @@ def fields(line):
 
 
 def runs(tags, kernel):
-    """{cell: [(ops/s, slowest share, sleeps, p99 ns)]} of one kernel"""
+    """{cell: [(ops/s, slowest share, sleeps, p99 ns, boot)]} of one kernel"""
     cells = collections.defaultdict(list)
     for tag in tags:
-        for path in glob.glob(f'{RUNS}/ab{tag}-{kernel}-*/output.txt'):
+        for path in sorted(glob.glob(f'{RUNS}/ab{tag}-{kernel}-*/output.txt')):
             lines = open(path).read().splitlines()
             for i, line in enumerate(lines):
                 m = re.match(r'spin\s+(\S+)\s+(.*)', line)
@@ -39,8 +45,32 @@ def runs(tags, kernel):
                 cells[m.group(1)].append((float(f['ops_per_sec']),
                                           float(f['slowest_share']),
                                           int(stats.get('sleeps', 0)),
-                                          float(f['lat_p99_ns'])))
+                                          float(f['lat_p99_ns']), path))
     return cells
+
+
+def by_boot(rows):
+    boots = collections.defaultdict(list)
+    for r in rows:
+        boots[r[4]].append(r)
+    return list(boots.values())
+
+
+def interval(ra, rb, rng):
+    """90% intervals of the throughput change and the slowest share's change"""
+    ba, bb = by_boot(ra), by_boot(rb)
+    ops, slowest = [], []
+    for _ in range(DRAWS):
+        da = [r for boot in rng.choices(ba, k=len(ba)) for r in boot]
+        db = [r for boot in rng.choices(bb, k=len(bb)) for r in boot]
+        ops.append(statistics.mean(r[0] for r in db) /
+                   statistics.mean(r[0] for r in da) - 1)
+        slowest.append(statistics.mean(r[1] for r in db) -
+                       statistics.mean(r[1] for r in da))
+    ops.sort()
+    slowest.sort()
+    lo, hi = int(0.05 * DRAWS), int(0.95 * DRAWS) - 1
+    return ops[lo], ops[hi], slowest[lo], slowest[hi]
 
 
 def main():
@@ -62,6 +92,13 @@ def main():
                   mean(r[2] for r in ra), mean(r[2] for r in rb),
                   mean(r[3] for r in ra) / 1000, mean(r[3] for r in rb) / 1000,
                   len(ra), len(rb)))
+    rng = random.Random(1)
+    print('90% intervals, resampling boots: ops/s change, slowest share change')
+    for cell in a:
+        if cell in b:
+            o1, o2, s1, s2 = interval(a[cell], b[cell], rng)
+            print('%-10s %+6.1f%% .. %+6.1f%%   %+.2f .. %+.2f' % (
+                cell, 100 * o1, 100 * o2, s1, s2))
 
 
 if __name__ == '__main__':
