@@ -20,8 +20,9 @@ against the four types left (spin left out), for comparison.
 import argparse
 import collections
 import random
+import statistics
 
-from acceptance import CRITERIA, OTHERS, failures, figures, load
+from acceptance import CRITERIA, OTHERS, failures, figures, load, values
 
 
 def draw(runs, cell, repeat, rng):
@@ -33,8 +34,7 @@ def best_other_fails(sample, cell, best):
     """Whether the best other type fails >= 0.95x the best of the other
     others: spin left out, the bias of the maximum alone."""
     def mean(mutex):
-        rows = sample[cell, mutex]
-        return sum(float(r["ops_per_sec"]) for r in rows) / len(rows)
+        return statistics.mean(values(sample[cell, mutex], "ops_per_sec"))
 
     rest = [m for m in OTHERS if m != best]
     return mean(best) < 0.95 * max(mean(m) for m in rest)

@@ -154,6 +154,16 @@ def wake_placement(events):
     return woken, same
 
 
+def workers(events, pid):
+    """perf's workers by TID. perf creates them in order, so thread i has
+    the i-th TID; a kthread may take a TID between perf's and its first
+    worker's."""
+    return sorted({field(rest, "next_pid") for _, _, _, name, rest in events
+                   if name == "sched_switch" and
+                   "next_comm=futex-mutex " in rest and
+                   field(rest, "next_pid") > pid})
+
+
 def per_thread_ops(path):
     ops = {}
     with open(path) as f:
@@ -202,13 +212,8 @@ def main():
     for owner, length, _, _ in all_turns:
         count[owner] += 1
         time[owner] += length
-    # perf creates its workers in order, so thread i has the i-th TID;
-    # a kthread may take a TID between perf's and its first worker's.
-    workers = sorted({field(rest, "next_pid") for _, _, _, name, rest in events
-                      if name == "sched_switch" and
-                      "next_comm=futex-mutex " in rest and
-                      field(rest, "next_pid") > pid})
-    rows = sorted((ops[i] / mean, workers[i]) for i in ops)
+    tids = workers(events, pid)
+    rows = sorted((ops[i] / mean, tids[i]) for i in ops)
     ran = cpu_time(events)
     print("  share of the mean, thread, turns, ms in turns, ms on a CPU:")
     for share, tid in rows if len(rows) <= 6 else rows[:3] + rows[-3:]:
