@@ -747,10 +747,26 @@ static int futex_spin_may_sleep(struct futex_spin_head *head,
 }
 
 /*
+ * A handoff made the word ours: the reservation it made ends here.
+ * Called with head->lock held.
+ */
+static bool futex_spin_take_handed(struct futex_spin_head *head,
+				   struct futex_spin_waiter *w)
+{
+	if (!w->handed)
+		return false;
+	WRITE_ONCE(head->handing_off, head->handing_off - 1);
+	return true;
+}
+
+/*
  * One decision under the head lock: does the caller own the word, must it
  * sleep, or does it leave? Returns 1 when it owns the word, 0 when it is
  * queued with its task state set to sleep, -EAGAIN when it must look again
- * after dropping the lock, or the error with which it left the queue.
+ * after dropping the lock, -EFAULT when it must fault the page in first,
+ * or the error with which it left the queue. Across -EAGAIN and -EFAULT a
+ * queued waiter stays queued: a fault in user space's page tables must
+ * not cost it its place in line.
  *
  * A task being killed takes nothing: it would die owning the word.
  */
@@ -763,8 +779,7 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 	int ret;
 
 	spin_lock(&head->lock);
-	if (w->handed) {
-		WRITE_ONCE(head->handing_off, head->handing_off - 1);
+	if (futex_spin_take_handed(head, w)) {
 		ret = 1;
 	} else if (fatal_signal_pending(current)) {
 		ret = -EINTR;
@@ -790,12 +805,32 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		/* Looking at the word again was the duty of its wakeup. */
 		w->woken = false;
 		set_current_state(TASK_INTERRUPTIBLE);
-	} else if (ret != -EAGAIN) {
+	} else if (ret != -EAGAIN && ret != -EFAULT) {
 		futex_spin_waiter_leave(head, w, &wake_q);
 	}
 	spin_unlock(&head->lock);
 	wake_up_q(&wake_q);
 	return ret;
+}
+
+/*
+ * The word's page cannot be faulted in: @w leaves the queue it kept across
+ * the fault, unless an unlock handed it the lock meanwhile. Returns 0 when
+ * the word is ours, else @err.
+ */
+static int futex_spin_fault_leave(struct futex_spin_head *head,
+				  struct futex_spin_waiter *w, int err)
+{
+	DEFINE_WAKE_Q(wake_q);
+
+	spin_lock(&head->lock);
+	if (futex_spin_take_handed(head, w))
+		err = 0;
+	else
+		futex_spin_waiter_leave(head, w, &wake_q);
+	spin_unlock(&head->lock);
+	wake_up_q(&wake_q);
+	return err;
 }
 
 static void futex_spin_sleep(struct futex_spin_head *head,
@@ -858,7 +893,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		if (ret == -EFAULT) {
 			ret = fault_in_user_writeable(uaddr);
 			if (ret)
-				return ret;
+				return futex_spin_fault_leave(head, w, ret);
 			spin = false;
 			continue;
 		}

@@ -4,10 +4,10 @@
  * itself: an unlock that finds no queue head while a locker arrives, a
  * futex cmpxchg that keeps failing with a lock held, a waiter killed while
  * it is handed the lock, a real-time waiter queued behind a woken task that
- * has not run. Each is ordered with the debug knobs of
- * CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in debugfs), which hold one
- * task at a named point or fail its cmpxchg of the word; without them the
- * tests are skipped.
+ * has not run, a woken waiter that faults on the word. Each is ordered with
+ * the debug knobs of CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in
+ * debugfs), which hold one task at a named point or fail its cmpxchg of the
+ * word; without them the tests are skipped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -196,6 +196,8 @@ struct taker {
 	int started;
 	int done;
 	int ret;
+	int *ticket;		/* if set, takers count off on it ... */
+	int rank;		/* ... and this one got the lock rank-th */
 };
 
 static void *taker_fn(void *arg)
@@ -206,6 +208,8 @@ static void *taker_fn(void *arg)
 	t->tid = fs_gettid();
 	__atomic_store_n(&t->started, 1, __ATOMIC_SEQ_CST);
 	t->ret = fs_lock(t->word, FUTEX_SPIN_LOCK_PRIVATE, &to);
+	if (!t->ret && t->ticket)
+		t->rank = __atomic_add_fetch(t->ticket, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
 	if (!t->ret)
 		fs_unlock(t->word, FUTEX_SPIN_UNLOCK_PRIVATE);
@@ -286,6 +290,91 @@ TEST_F(races, rt_waiter_not_behind_woken_task)
 	pthread_join(w.thread, NULL);
 	EXPECT_EQ(0, r.ret);
 	EXPECT_EQ(0, w.ret);
+}
+
+/* Minor faults of task @tid so far, from procfs; -1 if unknown */
+static long long task_min_flt(pid_t tid)
+{
+	char path[96], buf[512], *p;
+	long long flt = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", getpid(), tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	/* After the command: state ppid pgrp session tty tpgid flags minflt */
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lld", &flt) != 1)
+		flt = -1;
+	fclose(f);
+	return flt;
+}
+
+/* Let both takers run to the end, for the next attempt or the checks. */
+static void takers_finish(struct __test_metadata *_metadata,
+			  struct taker *a, struct taker *b)
+{
+	fs_inject("stall", FS_STALL_NONE);
+	EXPECT_TRUE(fs_wait_flag(&a->done));
+	EXPECT_TRUE(fs_wait_flag(&b->done));
+	pthread_join(a->thread, NULL);
+	pthread_join(b->thread, NULL);
+}
+
+/*
+ * Sleepers A and B queue in that order, and an unlock wakes A. Before A
+ * looks at the word again, the word is taken and its page table entry
+ * zapped (the page stays, it is shared memory), so A faults and must
+ * fault the page back in. A fault it recovers from is not giving up: A
+ * keeps its place in line, ahead of B, and the next unlock serves A. It
+ * used to leave the queue, pass its wakeup on to B and queue again last.
+ */
+TEST_F(races, fault_keeps_place_in_line)
+{
+	struct taker a, b;
+	long long faults, start;
+	__u32 me = fs_gettid();
+	int ticket, attempt;
+
+	/* On a slow machine A may still have waited long enough for a handoff. */
+	for (attempt = 0; attempt < 5; attempt++) {
+		ticket = 0;
+		a = (struct taker){ .word = self->word, .ticket = &ticket };
+		b = (struct taker){ .word = self->word, .ticket = &ticket };
+		ASSERT_TRUE(taker_queue_fast(&a, me));
+		ASSERT_TRUE(taker_queue_fast(&b, me));
+		ASSERT_EQ(0, fs_inject("tid", a.tid));
+		ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
+		ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
+		if ((fs_load(self->word) & FUTEX_TID_MASK) != a.tid)
+			break;
+		TH_LOG("attempt %d: A was handed the lock, not woken", attempt);
+		takers_finish(_metadata, &a, &b);
+		fs_store(self->word, 0);
+	}
+	ASSERT_GT(5, attempt) TH_LOG("A was never woken without a handoff");
+
+	/* A is woken and held. From here until A faults, nobody touches the word. */
+	fs_store(self->word, me);
+	faults = task_min_flt(a.tid);
+	ASSERT_LE(0, faults);
+	ASSERT_EQ(0, madvise(self->word, getpagesize(), MADV_DONTNEED));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	while (task_min_flt(a.tid) == faults && fs_ms_since(start) < FS_MUST_MS)
+		usleep(1000);
+	ASSERT_LT(faults, task_min_flt(a.tid)) TH_LOG("A did not fault on the word");
+	ASSERT_TRUE(fs_wait_blocked(getpid(), a.tid)) TH_LOG("A did not sleep again");
+	ASSERT_TRUE(fs_wait_blocked(getpid(), b.tid)) TH_LOG("B is not asleep");
+
+	ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
+	takers_finish(_metadata, &a, &b);
+	EXPECT_EQ(0, a.ret);
+	EXPECT_EQ(0, b.ret);
+	EXPECT_EQ(1, a.rank) TH_LOG("A got the lock %s after its fault, B %s",
+				    a.rank == 2 ? "second" : "never",
+				    b.rank == 1 ? "first" : "not first");
 }
 
 TEST_HARNESS_MAIN
