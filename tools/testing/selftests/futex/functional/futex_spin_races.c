@@ -248,6 +248,21 @@ static bool taker_queue_fast(struct taker *t, __u32 me)
 }
 
 /*
+ * Release the word, on which @t sleeps, with @t held at the stall point
+ * right after its wakeup. False if the unlock handed @t the lock instead:
+ * on a slow machine @t may have waited long enough for a handoff, and the
+ * caller lets it finish and tries again.
+ */
+static bool taker_wake_held(struct __test_metadata *_metadata,
+			    struct taker *t)
+{
+	ASSERT_EQ(0, fs_inject("tid", t->tid));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
+	ASSERT_EQ(0, fs_unlock(t->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
+	return (fs_load(t->word) & FUTEX_TID_MASK) != t->tid;
+}
+
+/*
  * A normal task W is woken by an unlock and has not run yet (held at the
  * stall point, as by a real-time task on its CPU). A real-time task R
  * queues meanwhile and the lock is released again. R comes first in the
@@ -260,15 +275,11 @@ TEST_F(races, rt_waiter_not_behind_woken_task)
 	__u32 me = fs_gettid();
 	int attempt;
 
-	/* On a slow machine W may still have waited long enough for a handoff. */
 	for (attempt = 0; attempt < 5; attempt++) {
 		memset(&w, 0, sizeof(w));
 		w.word = self->word;
 		ASSERT_TRUE(taker_queue_fast(&w, me));
-		ASSERT_EQ(0, fs_inject("tid", w.tid));
-		ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
-		ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
-		if ((fs_load(self->word) & FUTEX_TID_MASK) != w.tid)
+		if (taker_wake_held(_metadata, &w))
 			break;
 		TH_LOG("attempt %d: W was handed the lock, not woken", attempt);
 		fs_inject("stall", FS_STALL_NONE);
@@ -295,19 +306,12 @@ TEST_F(races, rt_waiter_not_behind_woken_task)
 /* Minor faults of task @tid so far, from procfs; -1 if unknown */
 static long long task_min_flt(pid_t tid)
 {
-	char path[96], buf[512], *p;
-	long long flt = -1;
-	FILE *f;
+	char buf[512], *fields = fs_task_stat(getpid(), tid, buf, sizeof(buf));
+	long long flt;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", getpid(), tid);
-	f = fopen(path, "r");
-	if (!f)
+	/* state ppid pgrp session tty tpgid flags minflt */
+	if (!fields || sscanf(fields, "%*c %*d %*d %*d %*d %*d %*u %lld", &flt) != 1)
 		return -1;
-	/* After the command: state ppid pgrp session tty tpgid flags minflt */
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %lld", &flt) != 1)
-		flt = -1;
-	fclose(f);
 	return flt;
 }
 
@@ -337,17 +341,13 @@ TEST_F(races, fault_keeps_place_in_line)
 	__u32 me = fs_gettid();
 	int ticket, attempt;
 
-	/* On a slow machine A may still have waited long enough for a handoff. */
 	for (attempt = 0; attempt < 5; attempt++) {
 		ticket = 0;
 		a = (struct taker){ .word = self->word, .ticket = &ticket };
 		b = (struct taker){ .word = self->word, .ticket = &ticket };
 		ASSERT_TRUE(taker_queue_fast(&a, me));
 		ASSERT_TRUE(taker_queue_fast(&b, me));
-		ASSERT_EQ(0, fs_inject("tid", a.tid));
-		ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
-		ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE) < 0);
-		if ((fs_load(self->word) & FUTEX_TID_MASK) != a.tid)
+		if (taker_wake_held(_metadata, &a))
 			break;
 		TH_LOG("attempt %d: A was handed the lock, not woken", attempt);
 		takers_finish(_metadata, &a, &b);

@@ -111,27 +111,37 @@ static inline long fs_unlock(__u32 *word, int op)
 }
 
 /*
+ * The fields of /proc/@pid/task/@tid/stat after the command, read into
+ * @buf, starting with the state; NULL if it cannot be read.
+ */
+static inline char *fs_task_stat(pid_t pid, pid_t tid, char *buf, int len)
+{
+	char path[96], *p = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	if (fgets(buf, len, f))
+		p = strrchr(buf, ')');
+	fclose(f);
+	return p && p[1] == ' ' ? p + 2 : NULL;
+}
+
+/*
  * Is task @tid of process @pid asleep in futex(2) or futex_waitv(2)? The
  * tests use it to know that a waiter has queued before they go on; state
  * and system call come from procfs, so nothing in the test races with it.
  */
 static inline bool fs_task_blocked(pid_t pid, pid_t tid)
 {
-	char path[96], buf[512], *p;
-	bool blocked = false;
+	char path[96], buf[512], *state;
 	long nr = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f)) {
-		p = strrchr(buf, ')');
-		blocked = p && (p[2] == 'S' || p[2] == 'D');
-	}
-	fclose(f);
-	if (!blocked)
+	state = fs_task_stat(pid, tid, buf, sizeof(buf));
+	if (!state || (*state != 'S' && *state != 'D'))
 		return false;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
