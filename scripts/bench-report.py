@@ -52,6 +52,18 @@ def mean(values):
     return statistics.mean(values) if values else None
 
 
+def paired_sd(a, b):
+    """Stddev of a[r] / b[r] over the rounds r, or None without two pairs.
+
+    bench-guest.sh runs every type once per round, one after the other, so
+    the two runs of a round share the host's phase more than two runs of
+    different rounds do.
+    """
+    if len(a) != len(b) or len(a) < 2 or not all(b):
+        return None
+    return statistics.stdev(x / y for x, y in zip(a, b))
+
+
 def read_keys(path):
     """The key=value lines of a file, as a dict."""
     if not path.exists():
@@ -154,7 +166,9 @@ def main(run_dir, out_dir, count_dir=None):
              " (one pause instruction)" if kind == "pause" else "")
           + "; load = units inside the lock, wait = units outside it. "
           "kops/s = thousand lock/unlock pairs per second, all threads; "
-          "sd% = relative stddev over the runs. "
+          "sd% = relative stddev over the runs; spin / best other: spin's mean "
+          "over the best other type's, ± the stddev of the ratios of their runs "
+          "paired by round (a round runs each type once, one after the other). "
           + (f"Host load average (1, 5, 15 min) at boot: {vm['load_start']}, "
              f"at the end: {vm['load_end']}." if "load_end" in vm else
              "Host load average (1, 5, 15 min) when the report was made: "
@@ -181,7 +195,11 @@ def main(run_dir, out_dir, count_dir=None):
         change = fmt(100.0 * (spin - ww) / ww, "+.1f") + "%" if ww and spin else "-"
         others = [(rate[t][0], t) for t in TYPES if t != "spin" and rate[t][0]]
         best = max(others) if others else None
-        ratio = f"{spin / best[0]:.2f}x ({best[1]})" if spin and best else "-"
+        ratio = "-"
+        if spin and best:
+            sd = paired_sd(*(fig[(t, cell)]["ops_per_sec"] for t in ("spin", best[1])))
+            ratio = (f"{spin / best[0]:.2f}x" + (f" ±{sd:.2f}" if sd is not None else "")
+                     + f" ({best[1]})")
         md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {fmt(ww)} | {fmt(rate['ww'][1], '.1f')} "
                   f"| {fmt(spin)} | {fmt(rate['spin'][1], '.1f')} | {change} | "
                   + " | ".join(fmt(rate[t][0]) for t in ("pi", "glibc", "glibc-adaptive", "tas"))

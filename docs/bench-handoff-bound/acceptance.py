@@ -4,7 +4,9 @@
 
     acceptance.py [results.csv]     (default: build/bench/results.csv)
 
-Per cell: spin's throughput over the best other type's, the slowest
+Per cell: spin's throughput over the best other type's (for a failing
+cell also run by run, each run of spin over the best type's run of the
+same round), the slowest
 thread's share, spin's and ww's p99 acquisition latency, and spin's lead
 over ww; figures are means over the runs, as in results.md. Then, per
 criterion, the cells that fail it with spin's single runs:
@@ -77,8 +79,12 @@ def failures(cell, f):
 def detail(runs, cell, f, criterion):
     spin = runs[cell, "spin"]
     if criterion == THROUGHPUT:
-        ops = ", ".join("%.0fk" % (v / 1e3) for v in values(spin, "ops_per_sec"))
-        return f"{f['ratio']:.3f}x {f['best']} (spin runs {ops})"
+        ops = values(spin, "ops_per_sec")
+        best = values(runs[cell, f["best"]], "ops_per_sec")
+        paired = ", ".join("%.2f" % (s / b) for s, b in zip(ops, best))
+        return (f"{f['ratio']:.3f}x {f['best']} (spin runs "
+                + ", ".join("%.0fk" % (v / 1e3) for v in ops)
+                + f"; over {f['best']}'s run of the same round {paired})")
     if criterion == SLOWEST:
         shares = ", ".join("%.2f" % v for v in values(spin, "slowest_share"))
         return f"{f['slowest']:.2f} (runs {shares})"
