@@ -31,8 +31,9 @@ bench_table() {
 
 	[ -f "$md" ] || md=$top/docs/bench-results.md
 	echo "series: benchmark table from ${md#"$top"/}" >&2
-	# Drop the title; wrap the prose for mail, leave the tables as they are.
-	sed -e '1{/^# /d}' "$md" | sed -e '/./,$!d' | awk '
+	# Drop the title; keep the mail ASCII, as the patches are; wrap the
+	# prose for mail, leave the tables as they are.
+	sed -e '1{/^# /d}' -e 's/µ/u/g' -e 's/±/+-/g' "$md" | sed -e '/./,$!d' | awk '
 		/^\|/ || /^$/ { print; next }
 		{
 			n = split($0, w, " "); line = ""
