@@ -22,6 +22,7 @@ import statistics
 import sys
 
 CPUS = 2
+RATIO_MIN = 0.95    # spin's throughput over the best other type's
 OTHERS = ("ww", "pi", "glibc", "glibc-adaptive", "tas")
 THROUGHPUT = "throughput >= 0.95x best other"
 SLOWEST = "slowest share >= 0.25"
@@ -65,7 +66,7 @@ def figures(runs, cell):
 def failures(cell, f):
     """The criteria that cell fails with figures f."""
     failed = []
-    if f["ratio"] < 0.95:
+    if f["ratio"] < RATIO_MIN:
         failed.append(THROUGHPUT)
     if cell[0] > CPUS and f["slowest"] < 0.25:
         failed.append(SLOWEST)

@@ -18,26 +18,14 @@ as fast as its rivals), the number of cells expected to fail if it were
 exactly as fast, beside the number that failed in the file.
 """
 
-import collections
-import csv
 import random
 import statistics
 import sys
 
+from acceptance import OTHERS, RATIO_MIN, load, values
+
 RIVAL = 0.90        # a type within 10% of the best other type's mean
-THRESHOLD = 0.95
 NEAR = 1.10         # spin's ratio below this: about as fast as its rivals
-
-
-def load(path):
-    """{cell: {type: [ops/s per run]}}"""
-    cells = collections.defaultdict(lambda: collections.defaultdict(list))
-    with open(path) as f:
-        for r in csv.DictReader(f):
-            if not r["error"] and r["ops_per_sec"]:
-                cell = (int(r["threads"]), int(r["load"]), int(r["wait"]))
-                cells[cell][r["mutex"]].append(float(r["ops_per_sec"]))
-    return cells
 
 
 def pooled_sd(groups):
@@ -51,11 +39,11 @@ def pooled_sd(groups):
 
 
 def fail_chance(rivals, sd, runs, draws, rng):
-    """P(mean of spin < 0.95 x max of rivals' means), all alike."""
+    """P(mean of spin < RATIO_MIN x max of rivals' means), all alike."""
     def mean():
         return statistics.mean(rng.gauss(1.0, sd) for _ in range(runs))
 
-    fails = sum(mean() < THRESHOLD * max(mean() for _ in range(rivals))
+    fails = sum(mean() < RATIO_MIN * max(mean() for _ in range(rivals))
                 for _ in range(draws))
     return fails / draws
 
@@ -64,8 +52,10 @@ def main(path, draws):
     rng = random.Random(1)
     expected = failed = near = 0
     print(f"{'cell':10} {'ratio':>6} {'rivals':>6} {'sd/run':>7} {'P(fail | equal)':>16}")
-    for cell, types in sorted(load(path).items()):
-        means = {t: statistics.mean(v) for t, v in types.items() if t != "spin"}
+    runs = load(path)
+    for cell in sorted({c for c, _ in runs}):
+        types = {m: values(runs[cell, m], "ops_per_sec") for m in ("spin",) + OTHERS}
+        means = {t: statistics.mean(v) for t, v in types.items() if t != "spin" and v}
         best = max(means.values())
         rivals = [t for t, m in means.items() if m >= RIVAL * best]
         ratio = statistics.mean(types["spin"]) / best
@@ -74,9 +64,9 @@ def main(path, draws):
         if ratio < NEAR:
             near += 1
             expected += p
-        failed += ratio < THRESHOLD
+        failed += ratio < RATIO_MIN
         print(f"{'%d/%d/%d' % cell:10} {ratio:5.2f}x {len(rivals):6} {sd:7.3f} {p:16.2f}"
-              + ("  fails" if ratio < THRESHOLD else ""))
+              + ("  fails" if ratio < RATIO_MIN else ""))
     print(f"{near} cells with spin below {NEAR:.2f}x the best other; "
           f"expected to fail if spin equalled its rivals there: {expected:.1f}; "
           f"failed: {failed}")
