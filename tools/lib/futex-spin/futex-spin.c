@@ -11,13 +11,18 @@
 #include <stdbool.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
 
+/* The public functions are the shared library's exports; nothing else. */
+#pragma GCC visibility push(default)
 #include "futex-spin.h"
+#pragma GCC visibility pop
+#include "futex-spin-internal.h"
 
 #ifndef FUTEX_SPIN_LOCK
 #define FUTEX_SPIN_LOCK		14
@@ -26,8 +31,17 @@
 #define FUTEX_SPIN_UNLOCK	15
 #endif
 
-#define TYPE(m)		((m)->kind & FUTEX_SPIN_MUTEX_TYPE_MASK)
-#define ROBUST(m)	((m)->kind & FUTEX_SPIN_MUTEX_ROBUST)
+#define TYPE(kind)	((kind) & FUTEX_SPIN_MUTEX_TYPE_MASK)
+#define ROBUST(kind)	((kind) & FUTEX_SPIN_MUTEX_ROBUST)
+#define VALID_KIND	(FUTEX_SPIN_MUTEX_TYPE_MASK | \
+			 FUTEX_SPIN_MUTEX_ROBUST | FUTEX_SPIN_MUTEX_SHARED)
+
+/* Relocking deadlocks these types, and any thread may unlock them */
+static bool normal_type(int kind)
+{
+	return TYPE(kind) == FUTEX_SPIN_MUTEX_NORMAL ||
+	       TYPE(kind) == FUTEX_SPIN_MUTEX_ADAPTIVE;
+}
 
 /* The kernel finds a robust entry's word at this offset from the entry */
 #define ROBUST_OFFSET	((long)offsetof(struct futex_spin_mutex, word) - \
@@ -41,16 +55,6 @@ _Static_assert(offsetof(struct futex_spin_mutex, prev) == 24, "__list");
 #define FUTEX_SPIN_USER_TRIES	8
 
 static int mode;
-
-/*
- * Thread-local state uses the initial-exec TLS model. Code built with -fPIC
- * otherwise reaches it through a call to __tls_get_addr() on every lock
- * and unlock (for the cached TID): under the preload that call cost
- * sysbench mutex a third of its throughput. initial-exec needs the object
- * loaded with the program, linked in or preloaded; a late dlopen() works
- * only while glibc's spare static TLS lasts.
- */
-#define FUTEX_SPIN_TLS	__attribute__((tls_model("initial-exec")))
 
 static inline void cpu_relax(void)
 {
@@ -70,15 +74,7 @@ static inline void cpu_relax(void)
  * child handler a program registers later (they run in registration
  * order) and never from inside fork's own handler calls.
  */
-static __thread int cached_tid FUTEX_SPIN_TLS;
-
-/*
- * In a fork child: the TID its thread had in the parent. Mutexes that
- * thread held across fork (the common pthread_atfork(lock, unlock,
- * unlock) pattern) still carry it, and the child must be able to unlock
- * them, as it can with glibc's mutexes.
- */
-static __thread int fork_parent_tid FUTEX_SPIN_TLS;
+__thread int futex_spin_tid FUTEX_SPIN_TLS;
 
 static void reset_after_fork(void);
 
@@ -89,9 +85,9 @@ __attribute__((constructor)) static void futex_spin_lib_init(void)
 
 int futex_spin_gettid(void)
 {
-	if (__builtin_expect(!cached_tid, 0))
-		cached_tid = syscall(SYS_gettid);
-	return cached_tid;
+	if (__builtin_expect(!futex_spin_tid, 0))
+		futex_spin_tid = syscall(SYS_gettid);
+	return futex_spin_tid;
 }
 
 static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
@@ -111,20 +107,49 @@ int futex_spin_probe(void)
 	return errno == EPERM ? 0 : errno;
 }
 
+int futex_spin_mode_from_env(enum futex_spin_mode *mode)
+{
+	const char *env = getenv("FUTEX_SPIN_MODE");
+	int probe;
+
+	if (env && !strcmp(env, "waitwake")) {
+		*mode = FUTEX_SPIN_MODE_WAITWAKE;
+		return 0;
+	}
+	if (env && *env && strcmp(env, "auto") && strcmp(env, "spin"))
+		return EINVAL;
+	probe = futex_spin_probe();
+	if (probe && env && !strcmp(env, "spin"))
+		return ENOSYS;
+	*mode = probe ? FUTEX_SPIN_MODE_WAITWAKE : FUTEX_SPIN_MODE_SPIN;
+	return 0;
+}
+
+static void __attribute__((noreturn)) bad_mode(int err)
+{
+	const char *env = getenv("FUTEX_SPIN_MODE");
+
+	if (err == EINVAL)
+		fprintf(stderr, "futex-spin: FUTEX_SPIN_MODE=%s: unknown mode "
+			"(spin, waitwake or auto)\n", env);
+	else
+		fprintf(stderr, "futex-spin: FUTEX_SPIN_MODE=spin: the kernel "
+			"has no FUTEX_SPIN_LOCK (probe: %s)\n",
+			strerror(futex_spin_probe()));
+	abort();
+}
+
 enum futex_spin_mode futex_spin_mode(void)
 {
-	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
-	const char *env;
+	enum futex_spin_mode m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
+	int err;
 
 	if (m)
 		return m;
 	/* Racing first callers all reach the same answer. */
-	env = getenv("FUTEX_SPIN_MODE");
-	if (env && !strcmp(env, "waitwake"))
-		m = FUTEX_SPIN_MODE_WAITWAKE;
-	else
-		m = futex_spin_probe() ? FUTEX_SPIN_MODE_WAITWAKE :
-					 FUTEX_SPIN_MODE_SPIN;
+	err = futex_spin_mode_from_env(&m);
+	if (err)
+		bad_mode(err);
 	__atomic_store_n(&mode, m, __ATOMIC_RELAXED);
 	return m;
 }
@@ -154,8 +179,7 @@ static __thread struct own_robust_head own_head FUTEX_SPIN_TLS;
 
 static void reset_after_fork(void)
 {
-	fork_parent_tid = cached_tid;
-	cached_tid = 0;
+	futex_spin_tid = 0;
 	/* glibc registers its list again in the child; a list of ours is gone */
 	robust_head = NULL;
 }
@@ -230,17 +254,21 @@ static void robust_unlink(struct futex_spin_mutex *m)
 
 int futex_spin_mutex_init(struct futex_spin_mutex *m, int kind)
 {
-	if (kind & ~(FUTEX_SPIN_MUTEX_TYPE_MASK | FUTEX_SPIN_MUTEX_ROBUST |
-		     FUTEX_SPIN_MUTEX_SHARED))
+	if (kind & ~VALID_KIND)
 		return EINVAL;
 	memset(m, 0, sizeof(*m));
 	m->kind = kind;
 	return 0;
 }
 
+/*
+ * glibc's rule: a robust mutex is destroyed whatever its state (and a
+ * kind of -1 has the robust bit), any other only when nobody holds it.
+ */
 int futex_spin_mutex_destroy(struct futex_spin_mutex *m)
 {
-	if (__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK)
+	if (!ROBUST(m->kind) &&
+	    (__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK))
 		return EBUSY;
 	m->kind = -1;
 	return 0;
@@ -255,15 +283,35 @@ static int private_flag(const struct futex_spin_mutex *m)
 {
 	if (m->kind & FUTEX_SPIN_MUTEX_SHARED)
 		return 0;
-	if ((m->kind & FUTEX_SPIN_MUTEX_ROBUST) &&
-	    futex_spin_mode() != FUTEX_SPIN_MODE_SPIN)
+	if (ROBUST(m->kind) && futex_spin_mode() != FUTEX_SPIN_MODE_SPIN)
 		return 0;
 	return FUTEX_PRIVATE_FLAG;
 }
 
-static int valid_timespec(const struct timespec *ts)
+/* A deadline that has passed, in a form every futex operation accepts */
+static const struct timespec past;
+
+/*
+ * Check @*ts before a wait. One before the epoch has passed (POSIX allows
+ * it; the kernel calls it invalid): it becomes @past. glibc checks tv_nsec
+ * before the sign for robust mutexes only, which decides between EINVAL
+ * and ETIMEDOUT for a negative deadline with a bad tv_nsec; so does this.
+ */
+static int check_deadline(int kind, const struct timespec **ts)
 {
-	return !ts || (ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L);
+	const struct timespec *t = *ts;
+
+	if (!t)
+		return 0;
+	if (t->tv_sec < 0 && !ROBUST(kind)) {
+		*ts = &past;
+		return 0;
+	}
+	if (t->tv_nsec < 0 || t->tv_nsec >= 1000000000L)
+		return EINVAL;
+	if (t->tv_sec < 0)
+		*ts = &past;
+	return 0;
 }
 
 /* Take the word with FUTEX_SPIN_LOCK: 0 or errno */
@@ -348,17 +396,19 @@ static bool trylock_word_spinning(struct futex_spin_mutex *m, uint32_t tid)
 	return false;
 }
 
-static int lock_word(struct futex_spin_mutex *m, uint32_t tid, int clock,
-		     const struct timespec *abstime)
+static int lock_word(struct futex_spin_mutex *m, int kind, uint32_t tid,
+		     int clock, const struct timespec *abstime)
 {
 	uint32_t zero = 0;
+	int ret;
 
 	if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
 	/* Only a lock taken at once may skip the check of the deadline. */
-	if (!valid_timespec(abstime))
-		return EINVAL;
+	ret = check_deadline(kind, &abstime);
+	if (ret)
+		return ret;
 	if (trylock_word_spinning(m, tid))
 		return 0;
 	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
@@ -410,12 +460,51 @@ static int unlock_word(struct futex_spin_mutex *m, uint32_t tid)
 	return 0;
 }
 
-/* After taking the word: what the caller gets */
+/*
+ * glibc's unlock of a normal mutex does not look at the owner: another
+ * thread's unlock releases it (programs use such a mutex as a binary
+ * semaphore, or unlock in a fork child what the parent's thread locked),
+ * and an unlock of a free one does nothing. A word with flags is released
+ * by FUTEX_SPIN_UNLOCK, which only its owner may call, so the caller takes
+ * the owner's place first, keeping the flags: a compare-and-exchange, as
+ * the kernel may be setting them.
+ */
+static int unlock_foreign(struct futex_spin_mutex *m, uint32_t tid)
+{
+	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED), next;
+	int ret;
+
+	for (;;) {
+		if (!(v & FUTEX_TID_MASK))
+			return 0;
+		next = 0;
+		if ((v & ~FUTEX_TID_MASK) &&
+		    futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
+			next = (v & ~FUTEX_TID_MASK) | tid;
+		if (!__atomic_compare_exchange_n(&m->word, &v, next, false,
+						 __ATOMIC_ACQ_REL,
+						 __ATOMIC_RELAXED))
+			continue;
+		if (!next) {
+			if (v & FUTEX_WAITERS)
+				sys_futex(&m->word,
+					  FUTEX_WAKE | private_flag(m), 1,
+					  NULL, NULL, 0);
+			return 0;
+		}
+		ret = unlock_word(m, tid);
+		/* Another thread took the owner's place after us: again */
+		if (ret != EPERM)
+			return ret;
+		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+	}
+}
+
+/* After taking a robust mutex's word: what the caller gets */
 static int acquired(struct futex_spin_mutex *m, uint32_t tid)
 {
+	/* A dead owner's recursion count */
 	m->count = 0;
-	if (!ROBUST(m))
-		return 0;
 	if (__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
 	    FUTEX_SPIN_STATE_NOTRECOVERABLE) {
 		unlock_word(m, tid);
@@ -426,62 +515,70 @@ static int acquired(struct futex_spin_mutex *m, uint32_t tid)
 	return 0;
 }
 
-/* 1 when the caller owns @m already; *@ret then says what to return */
-static int relock(struct futex_spin_mutex *m, uint32_t tid, int *ret)
+/*
+ * Relocking a normal mutex deadlocks, as POSIX says, until the deadline if
+ * there is one: the caller sleeps on a word nobody wakes.
+ */
+static int deadlock(int kind, int clock, const struct timespec *abstime)
 {
-	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
+	uint32_t never = 0;
+	int ret = check_deadline(kind, &abstime);
 
-	if ((v & FUTEX_TID_MASK) != tid)
-		return 0;
-	if (TYPE(m) != FUTEX_SPIN_MUTEX_RECURSIVE)
-		*ret = EDEADLK;
-	else if (m->count == UINT32_MAX)
-		*ret = EAGAIN;
-	else {
-		m->count++;
-		*ret = 0;
+	if (ret)
+		return ret;
+	if (clock == CLOCK_REALTIME)
+		op |= FUTEX_CLOCK_REALTIME;
+	for (;;) {
+		if (sys_futex(&never, op, 0, abstime, NULL,
+			      FUTEX_BITSET_MATCH_ANY) &&
+		    errno != EINTR && errno != EAGAIN)
+			return errno;
 	}
-	return 1;
 }
 
-static int do_lock(struct futex_spin_mutex *m, int clock,
-		   const struct timespec *abstime, bool try)
+/* The owner locks again: what each type says */
+static int relock(struct futex_spin_mutex *m, int kind, bool try, int clock,
+		  const struct timespec *abstime)
 {
-	uint32_t tid = futex_spin_gettid();
+	if (TYPE(kind) == FUTEX_SPIN_MUTEX_RECURSIVE) {
+		if (m->count == UINT32_MAX)
+			return EAGAIN;
+		m->count++;
+		return 0;
+	}
+	/* glibc's trylock of its own robust errorcheck mutex: EDEADLK */
+	if (try)
+		return ROBUST(kind) &&
+		       TYPE(kind) == FUTEX_SPIN_MUTEX_ERRORCHECK ? EDEADLK : EBUSY;
+	if (TYPE(kind) == FUTEX_SPIN_MUTEX_ERRORCHECK)
+		return EDEADLK;
+	return deadlock(kind, clock, abstime);
+}
+
+static bool owned_by(struct futex_spin_mutex *m, uint32_t tid)
+{
+	return (__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) ==
+	       tid;
+}
+
+static int robust_lock(struct futex_spin_mutex *m, int kind, uint32_t tid,
+		       int clock, const struct timespec *abstime, bool try)
+{
 	struct robust_list_head *head;
 	int ret;
-
-	if (m->kind < 0)
-		return EINVAL;
-	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
-		return EINVAL;
-	/* Non-robust: the fast path is one cmpxchg. */
-	if (!ROBUST(m)) {
-		uint32_t zero = 0;
-
-		if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
-						__ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED)) {
-			m->count = 0;
-			return 0;
-		}
-		if (relock(m, tid, &ret))
-			return try && ret == EDEADLK ? EBUSY : ret;
-		ret = try ? trylock_word(m, tid) : lock_word(m, tid, clock,
-							     abstime);
-		return ret ? ret : acquired(m, tid);
-	}
 
 	if (__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
 	    FUTEX_SPIN_STATE_NOTRECOVERABLE)
 		return ENOTRECOVERABLE;
-	if (relock(m, tid, &ret))
-		return try && ret == EDEADLK ? EBUSY : ret;
+	if (owned_by(m, tid))
+		return relock(m, kind, try, clock, abstime);
 	head = get_robust_head();
 	if (!head)
 		return ENOTSUP;
 	robust_pending(head, &m->next);
-	ret = try ? trylock_word(m, tid) : lock_word(m, tid, clock, abstime);
+	ret = try ? trylock_word(m, tid) :
+		    lock_word(m, kind, tid, clock, abstime);
 	if (!ret) {
 		robust_link(head, m);
 		ret = acquired(m, tid);
@@ -492,28 +589,56 @@ static int do_lock(struct futex_spin_mutex *m, int clock,
 	return ret;
 }
 
+int futex_spin_lock_slow(struct futex_spin_mutex *m, clockid_t clock,
+			 const struct timespec *abstime, bool try)
+{
+	int kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
+	uint32_t tid;
+
+	/* Destroyed (-1), or no mutex at all */
+	if (kind & ~VALID_KIND)
+		return EINVAL;
+	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
+		return EINVAL;
+	tid = futex_spin_gettid();
+	if (ROBUST(kind))
+		return robust_lock(m, kind, tid, clock, abstime, try);
+	/* The first lock of a thread comes here to cache its TID. */
+	if (futex_spin_lock_fast(m))
+		return 0;
+	if (owned_by(m, tid))
+		return relock(m, kind, try, clock, abstime);
+	return try ? trylock_word(m, tid) :
+		     lock_word(m, kind, tid, clock, abstime);
+}
+
 int futex_spin_mutex_lock(struct futex_spin_mutex *m)
 {
-	return do_lock(m, CLOCK_MONOTONIC, NULL, false);
+	if (futex_spin_lock_fast(m))
+		return 0;
+	return futex_spin_lock_slow(m, CLOCK_MONOTONIC, NULL, false);
 }
 
 int futex_spin_mutex_trylock(struct futex_spin_mutex *m)
 {
-	return do_lock(m, CLOCK_MONOTONIC, NULL, true);
+	if (futex_spin_lock_fast(m))
+		return 0;
+	return futex_spin_lock_slow(m, CLOCK_MONOTONIC, NULL, true);
 }
 
 int futex_spin_mutex_timedlock(struct futex_spin_mutex *m, clockid_t clock,
 			       const struct timespec *abstime)
 {
-	return do_lock(m, clock, abstime, false);
+	return futex_spin_lock_slow(m, clock, abstime, false);
 }
 
-static int do_unlock(struct futex_spin_mutex *m, uint32_t tid)
+/* Unlock by the owner, with no recursion count left */
+static int do_unlock(struct futex_spin_mutex *m, int kind, uint32_t tid)
 {
 	struct robust_list_head *head;
 	int ret;
 
-	if (!ROBUST(m))
+	if (!ROBUST(kind))
 		return unlock_word(m, tid);
 	head = get_robust_head();
 	if (!head)
@@ -535,46 +660,44 @@ static int do_unlock(struct futex_spin_mutex *m, uint32_t tid)
 	return ret;
 }
 
-/*
- * A mutex the forking thread held, unlocked in the fork child: make the
- * child's TID its owner first (a compare-and-exchange, since the kernel
- * may be setting FUTEX_WAITERS), so that the kernel accepts the unlock.
- * Not robust ones: the child's robust list starts empty, glibc's fails
- * such an unlock with EPERM as well.
- */
-static void adopt_from_parent(struct futex_spin_mutex *m, uint32_t tid)
+/* Unlock by a thread that is not the owner: EPERM, but for normal types */
+static int unlock_unowned(struct futex_spin_mutex *m, int kind, uint32_t tid)
 {
-	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
-
-	while (fork_parent_tid && (v & FUTEX_TID_MASK) == (uint32_t)fork_parent_tid &&
-	       !__atomic_compare_exchange_n(&m->word, &v,
-					    (v & ~FUTEX_TID_MASK) | tid, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
+	if (ROBUST(kind) || !normal_type(kind))
+		return EPERM;
+	return unlock_foreign(m, tid);
 }
 
-int futex_spin_mutex_unlock(struct futex_spin_mutex *m)
+int futex_spin_unlock_slow(struct futex_spin_mutex *m)
 {
-	uint32_t tid = futex_spin_gettid();
+	int kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
+	uint32_t tid;
 
-	if (m->kind < 0)
+	if (kind & ~VALID_KIND)
 		return EINVAL;
-	if (__builtin_expect(fork_parent_tid != 0, 0) && !ROBUST(m))
-		adopt_from_parent(m, tid);
-	if ((__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) != tid)
-		return EPERM;
+	tid = futex_spin_gettid();
+	if (!owned_by(m, tid))
+		return unlock_unowned(m, kind, tid);
 	if (m->count) {
 		m->count--;
 		return 0;
 	}
-	return do_unlock(m, tid);
+	return do_unlock(m, kind, tid);
+}
+
+int futex_spin_mutex_unlock(struct futex_spin_mutex *m)
+{
+	if (futex_spin_unlock_fast(m))
+		return 0;
+	return futex_spin_unlock_slow(m);
 }
 
 int futex_spin_mutex_consistent(struct futex_spin_mutex *m)
 {
 	uint32_t v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+	int kind = m->kind;
 
-	if (m->kind < 0 || !ROBUST(m) || !(v & FUTEX_OWNER_DIED) ||
+	if ((kind & ~VALID_KIND) || !ROBUST(kind) || !(v & FUTEX_OWNER_DIED) ||
 	    (v & FUTEX_TID_MASK) != (uint32_t)futex_spin_gettid())
 		return EINVAL;
 	/* Atomic: the kernel may set FUTEX_WAITERS at the same time. */
@@ -584,15 +707,18 @@ int futex_spin_mutex_consistent(struct futex_spin_mutex *m)
 
 int futex_spin_mutex_release(struct futex_spin_mutex *m, uint32_t *saved)
 {
-	uint32_t tid = futex_spin_gettid();
+	int kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
+	uint32_t tid;
 
-	if (m->kind < 0)
+	*saved = 0;
+	if (kind & ~VALID_KIND)
 		return EINVAL;
-	if ((__atomic_load_n(&m->word, __ATOMIC_RELAXED) & FUTEX_TID_MASK) != tid)
-		return EPERM;
+	tid = futex_spin_gettid();
+	if (!owned_by(m, tid))
+		return unlock_unowned(m, kind, tid);
 	*saved = m->count;
 	m->count = 0;
-	return do_unlock(m, tid);
+	return do_unlock(m, kind, tid);
 }
 
 int futex_spin_mutex_reacquire(struct futex_spin_mutex *m, uint32_t saved)

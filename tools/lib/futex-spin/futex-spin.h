@@ -14,8 +14,9 @@
  * holding 0 fails with ENOSYS, not EPERM) the same word is driven by
  * FUTEX_WAIT_BITSET / FUTEX_WAKE instead: a classic wait-wake mutex with
  * the TID layout, so robust locks and EOWNERDEAD work the same way. The
- * choice is made once per process; FUTEX_SPIN_MODE=waitwake in the
- * environment forces the fallback (for tests and comparisons).
+ * choice is made once per process, as FUTEX_SPIN_MODE in the environment
+ * says: auto (or unset) probes, spin requires the opcodes, waitwake forces
+ * the fallback (for tests and comparisons).
  *
  * The mutex is 40 bytes laid out so that it overlays glibc's x86-64
  * pthread_mutex_t: the word at offset 0, the type at 16 and the robust
@@ -23,7 +24,11 @@
  * as is, statically initialised ones included, and lets robust mutexes sit
  * on the robust list glibc registered for the thread, next to glibc's own.
  *
+ * A condition variable, struct futex_spin_cond, works with these mutexes.
+ *
  * Functions return 0 or a positive errno value, as pthread functions do.
+ * Build with `pkg-config --cflags --libs futex-spin` (add --static for the
+ * static library).
  */
 #ifndef _FUTEX_SPIN_LIB_H
 #define _FUTEX_SPIN_LIB_H
@@ -72,11 +77,23 @@ enum futex_spin_mode {
  * not, another errno value when the kernel broke the contract.
  */
 int futex_spin_probe(void);
-/* The mode this process uses: probed on first use, then fixed */
+/*
+ * The mode FUTEX_SPIN_MODE asks for, on this kernel, into *@mode: 0, or
+ * EINVAL when the value is not spin, waitwake, auto or empty, ENOSYS when
+ * it is spin and the kernel lacks the opcodes. Not cached: for a program
+ * that wants to check before its first lock.
+ */
+int futex_spin_mode_from_env(enum futex_spin_mode *mode);
+/*
+ * The mode this process uses: chosen on first use, then fixed. When
+ * futex_spin_mode_from_env() fails, says why on stderr and aborts: a
+ * locking library cannot run in a mode nobody asked for.
+ */
 enum futex_spin_mode futex_spin_mode(void);
 
+/* @kind: a type or'ed with flags; EINVAL for anything else */
 int futex_spin_mutex_init(struct futex_spin_mutex *m, int kind);
-/* EBUSY when locked */
+/* EBUSY when locked (robust mutexes: never, as glibc's) */
 int futex_spin_mutex_destroy(struct futex_spin_mutex *m);
 
 /*
@@ -84,31 +101,34 @@ int futex_spin_mutex_destroy(struct futex_spin_mutex *m);
  * died holding it. Make the protected state consistent and call
  * futex_spin_mutex_consistent(), or unlock and the mutex becomes
  * unrecoverable: later locks fail with ENOTRECOVERABLE.
- * Other errors: EDEADLK (already the owner, non-recursive types), EAGAIN
- * (recursion count overflow), EINVAL (destroyed, bad timespec or clock),
+ * Relocking by the owner: recursive counts it (EAGAIN on overflow),
+ * errorcheck fails with EDEADLK, normal and adaptive deadlock, as POSIX
+ * says for the normal type (timedlock: until the deadline).
+ * Other errors: EINVAL (destroyed or not a mutex, bad timespec or clock),
  * ENOTRECOVERABLE.
  */
 int futex_spin_mutex_lock(struct futex_spin_mutex *m);
-/* As lock; EBUSY when held, also by the caller unless recursive */
+/*
+ * As lock; EBUSY when held, also by the caller unless recursive (robust
+ * errorcheck: EDEADLK, as glibc)
+ */
 int futex_spin_mutex_trylock(struct futex_spin_mutex *m);
 /*
  * As lock, giving up with ETIMEDOUT at @abstime, absolute on @clock:
  * CLOCK_MONOTONIC or CLOCK_REALTIME (others: EINVAL). NULL waits forever.
+ * A deadline before the epoch has passed; an invalid tv_nsec is EINVAL
+ * only when the lock is not free.
  */
 int futex_spin_mutex_timedlock(struct futex_spin_mutex *m, clockid_t clock,
 			       const struct timespec *abstime);
-/* EPERM when the caller is not the owner */
+/*
+ * EPERM when the caller is not the owner, except for the normal and
+ * adaptive types (not robust): those are released whoever holds them, as
+ * glibc does, so that a mutex can serve as a binary semaphore.
+ */
 int futex_spin_mutex_unlock(struct futex_spin_mutex *m);
 /* After EOWNERDEAD; EINVAL when not robust or not owned after EOWNERDEAD */
 int futex_spin_mutex_consistent(struct futex_spin_mutex *m);
-
-/*
- * For a condition variable: release the mutex completely (whatever the
- * recursion count) and take it back, restoring the count. *@saved carries
- * the count between the two.
- */
-int futex_spin_mutex_release(struct futex_spin_mutex *m, uint32_t *saved);
-int futex_spin_mutex_reacquire(struct futex_spin_mutex *m, uint32_t saved);
 
 /*
  * Whether robust mutexes work in the calling thread: its robust list is
@@ -116,8 +136,39 @@ int futex_spin_mutex_reacquire(struct futex_spin_mutex *m, uint32_t saved);
  */
 int futex_spin_robust_available(void);
 
-/* The caller's TID, cached per thread (and reset in a fork child) */
-int futex_spin_gettid(void);
+/* Condition variable: 16 bytes, all zero is a valid CLOCK_REALTIME one */
+struct futex_spin_cond {
+	uint32_t seq;		/* bumped by every signal and broadcast */
+	uint32_t flags;		/* FUTEX_SPIN_COND_* */
+	uint32_t waiters;	/* inside a wait */
+	uint32_t reserved;
+};
+
+#define FUTEX_SPIN_COND_INITIALIZER	{ 0 }
+/* Flag: shared between processes (on MAP_SHARED memory) */
+#define FUTEX_SPIN_COND_SHARED		0x2
+
+/* EINVAL for unknown flags */
+int futex_spin_cond_init(struct futex_spin_cond *c, int flags);
+/* Waits for woken waiters to leave */
+int futex_spin_cond_destroy(struct futex_spin_cond *c);
+int futex_spin_cond_signal(struct futex_spin_cond *c);
+int futex_spin_cond_broadcast(struct futex_spin_cond *c);
+/*
+ * Release @m (completely, a recursive one whatever its count), sleep
+ * until signalled, take @m back. A cancellation point: a cancelled waiter
+ * runs its cleanup handlers holding @m. Returns 0 (also on a spurious
+ * wakeup: wait in a loop), or the error of releasing or taking back @m.
+ */
+int futex_spin_cond_wait(struct futex_spin_cond *c,
+			 struct futex_spin_mutex *m);
+/*
+ * As wait, ETIMEDOUT at @abstime, absolute on @clock (CLOCK_MONOTONIC or
+ * CLOCK_REALTIME, else EINVAL; EINVAL for an invalid tv_nsec).
+ */
+int futex_spin_cond_timedwait(struct futex_spin_cond *c,
+			      struct futex_spin_mutex *m, clockid_t clock,
+			      const struct timespec *abstime);
 
 #ifdef __cplusplus
 }

@@ -22,27 +22,26 @@
  * mtx_init on; a mtx_t must not be handed to pthread_mutex_*. A mutex in
  * shared memory must be used by processes that all run with the preload.
  *
- * Condition variables are all ours, whatever mutex they are used with: a
- * sequence counter futex. A waiter reads the counter, releases the mutex
- * and sleeps while the counter is unchanged; signal and broadcast bump the
- * counter and wake one or all sleepers. The waiters are woken, not
- * requeued: FUTEX_CMP_REQUEUE would move them to a FUTEX_WAIT queue on the
- * mutex word, which FUTEX_SPIN_UNLOCK does not look at.
+ * Condition variables are all the library's (cond.c), whatever mutex they
+ * are used with: with one of glibc's, they release and retake it through
+ * glibc.
+ *
+ * The uncontended lock and unlock are the library's inline fast paths:
+ * one compare-and-exchange after a look at __kind and the cached TID, as
+ * cheap as glibc's. Everything else is out of line.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-#include <linux/futex.h>
+#include <string.h>
 
 #include "futex-spin.h"
+#include "futex-spin-internal.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -93,15 +92,28 @@ static void resolve(void)
 	}
 }
 
+/*
+ * The mode is chosen here, at load: a FUTEX_SPIN_MODE the library refuses
+ * (unknown, or spin on a kernel without the opcodes) stops the program
+ * before it runs rather than at its first contended lock. Falling back
+ * without being asked to (FUTEX_SPIN_MODE unset) is said on stderr.
+ */
 __attribute__((constructor)) static void preload_init(void)
 {
 	const char *v = getenv("FUTEX_SPIN_VERBOSE");
+	const char *env = getenv("FUTEX_SPIN_MODE");
+	enum futex_spin_mode mode;
 
 	resolve();
+	mode = futex_spin_mode();
 	if (v && *v && *v != '0')
 		fprintf(stderr, "futex-spin: preload active, mode %s\n",
-			futex_spin_mode() == FUTEX_SPIN_MODE_SPIN ?
+			mode == FUTEX_SPIN_MODE_SPIN ?
 			"spin" : "waitwake (no FUTEX_SPIN_LOCK)");
+	else if (mode != FUTEX_SPIN_MODE_SPIN && (!env || !*env))
+		fprintf(stderr, "futex-spin: no FUTEX_SPIN_LOCK in this kernel, "
+			"using FUTEX_WAIT/FUTEX_WAKE (FUTEX_SPIN_MODE=auto: "
+			"quietly, =spin: fail instead)\n");
 }
 
 static inline bool glibcs(const pthread_mutex_t *m)
@@ -149,18 +161,41 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	return futex_spin_mutex_destroy(fsm(m));
 }
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+/* Out of line, so that the fast paths stay short */
+static __attribute__((noinline)) int lock_slow(pthread_mutex_t *m, bool try)
 {
 	if (glibcs(m))
-		return real.lock(m);
-	return futex_spin_mutex_lock(fsm(m));
+		return try ? real.trylock(m) : real.lock(m);
+	return futex_spin_lock_slow(fsm(m), CLOCK_MONOTONIC, NULL, try);
+}
+
+static __attribute__((noinline)) int unlock_slow(pthread_mutex_t *m)
+{
+	if (glibcs(m))
+		return real.unlock(m);
+	return futex_spin_unlock_slow(fsm(m));
+}
+
+/* glibc's kinds (PI, PP) fail the fast paths' look at __kind. */
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	if (__builtin_expect(futex_spin_lock_fast(fsm(m)), 1))
+		return 0;
+	return lock_slow(m, false);
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	if (glibcs(m))
-		return real.trylock(m);
-	return futex_spin_mutex_trylock(fsm(m));
+	if (__builtin_expect(futex_spin_lock_fast(fsm(m)), 1))
+		return 0;
+	return lock_slow(m, true);
+}
+
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (__builtin_expect(futex_spin_unlock_fast(fsm(m)), 1))
+		return 0;
+	return unlock_slow(m);
 }
 
 EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m,
@@ -179,13 +214,6 @@ EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
 	return futex_spin_mutex_timedlock(fsm(m), clock, abstime);
 }
 
-EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
-{
-	if (glibcs(m))
-		return real.unlock(m);
-	return futex_spin_mutex_unlock(fsm(m));
-}
-
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
 	if (glibcs(m))
@@ -193,95 +221,50 @@ EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 	return futex_spin_mutex_consistent(fsm(m));
 }
 
-/* Condition variables */
+/* Condition variables: the library's, with either kind of mutex */
 
-#define COND_MONOTONIC	0x1
-#define COND_SHARED	0x2
+_Static_assert(sizeof(struct futex_spin_cond) <= sizeof(pthread_cond_t),
+	       "pthread_cond_t");
 
-struct cond {
-	uint32_t seq;		/* bumped by every signal and broadcast */
-	uint32_t flags;		/* COND_*; 0 for PTHREAD_COND_INITIALIZER */
-	uint32_t waiters;	/* inside pthread_cond_*wait */
-};
-
-_Static_assert(sizeof(struct cond) <= sizeof(pthread_cond_t), "cond");
-
-static inline struct cond *cv(pthread_cond_t *c)
+static inline struct futex_spin_cond *cv(pthread_cond_t *c)
 {
-	return (struct cond *)c;
-}
-
-static long cond_futex(struct cond *c, int op, uint32_t val,
-		       const struct timespec *ts)
-{
-	if (!(c->flags & COND_SHARED))
-		op |= FUTEX_PRIVATE_FLAG;
-	return syscall(SYS_futex, &c->seq, op, val, ts, NULL,
-		       FUTEX_BITSET_MATCH_ANY);
+	return (struct futex_spin_cond *)c;
 }
 
 EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
-	int pshared = PTHREAD_PROCESS_PRIVATE;
+	int pshared = PTHREAD_PROCESS_PRIVATE, flags = 0;
 	clockid_t clock = CLOCK_REALTIME;
-	struct cond *k = cv(c);
 
 	if (a && (pthread_condattr_getpshared(a, &pshared) ||
 		  pthread_condattr_getclock(a, &clock)))
 		return EINVAL;
 	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
 		return EINVAL;
-	*c = (pthread_cond_t)PTHREAD_COND_INITIALIZER;
+	memset(c, 0, sizeof(*c));
 	if (clock == CLOCK_MONOTONIC)
-		k->flags |= COND_MONOTONIC;
+		flags |= FUTEX_SPIN_COND_MONOTONIC;
 	if (pshared == PTHREAD_PROCESS_SHARED)
-		k->flags |= COND_SHARED;
-	return 0;
+		flags |= FUTEX_SPIN_COND_SHARED;
+	return futex_spin_cond_init(cv(c), flags);
 }
 
-/*
- * Waiters leave before they relock the mutex: once signal or broadcast
- * woke them, this waits only for them to be scheduled, and a woken waiter
- * touches nothing of the condition variable after it has left.
- */
 EXPORT int pthread_cond_destroy(pthread_cond_t *c)
 {
-	while (__atomic_load_n(&cv(c)->waiters, __ATOMIC_ACQUIRE))
-		sched_yield();
-	return 0;
+	return futex_spin_cond_destroy(cv(c));
 }
 
 EXPORT int pthread_cond_signal(pthread_cond_t *c)
 {
-	struct cond *k = cv(c);
-
-	/*
-	 * Both seq_cst: a waiter counts itself before it reads seq, so either
-	 * it reads the new seq, or this reads its count and wakes.
-	 */
-	__atomic_add_fetch(&k->seq, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&k->waiters, __ATOMIC_SEQ_CST))
-		cond_futex(k, FUTEX_WAKE, 1, NULL);
-	return 0;
+	return futex_spin_cond_signal(cv(c));
 }
 
 EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 {
-	struct cond *k = cv(c);
-
-	__atomic_add_fetch(&k->seq, 1, __ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&k->waiters, __ATOMIC_SEQ_CST))
-		cond_futex(k, FUTEX_WAKE, INT32_MAX, NULL);
-	return 0;
+	return futex_spin_cond_broadcast(cv(c));
 }
 
-struct wait {
-	struct cond *c;
-	pthread_mutex_t *m;
-	uint32_t saved;
-};
-
-static int release(pthread_mutex_t *m, uint32_t *saved)
+static int release(void *m, uint32_t *saved)
 {
 	*saved = 0;
 	if (glibcs(m))
@@ -289,110 +272,37 @@ static int release(pthread_mutex_t *m, uint32_t *saved)
 	return futex_spin_mutex_release(fsm(m), saved);
 }
 
-static int reacquire(pthread_mutex_t *m, uint32_t saved)
+static int reacquire(void *m, uint32_t saved)
 {
 	if (glibcs(m))
 		return real.lock(m);
 	return futex_spin_mutex_reacquire(fsm(m), saved);
 }
 
-static void leave(struct cond *c, bool woken, uint32_t seq)
-{
-	/*
-	 * Woken while seq still holds the value we slept on: the wake was
-	 * meant for a waiter that came before us (we took the signal of an
-	 * earlier generation). Pass it on; our return is a spurious wakeup.
-	 */
-	if (woken && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq)
-		cond_futex(c, FUTEX_WAKE, 1, NULL);
-	__atomic_sub_fetch(&c->waiters, 1, __ATOMIC_RELEASE);
-}
-
-/* Cancelled while asleep: leave, and hold the mutex as POSIX requires */
-static void wait_cancelled(void *arg)
-{
-	struct wait *w = arg;
-
-	/* A signal we may have consumed goes to another waiter. */
-	cond_futex(w->c, FUTEX_WAKE, 1, NULL);
-	__atomic_sub_fetch(&w->c->waiters, 1, __ATOMIC_RELEASE);
-	reacquire(w->m, w->saved);
-}
-
-/*
- * A cancellation point: the futex system call is made with asynchronous
- * cancellation enabled, as for any blocking call. Apart so that nothing of
- * the caller lives across the cleanup's setjmp.
- */
-static __attribute__((noinline)) long sleep_on(struct wait *w, int op,
-					       uint32_t seq,
-					       const struct timespec *abstime)
-{
-	int oldtype, err;
-	long r;
-
-	pthread_cleanup_push(wait_cancelled, w);
-	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-	r = cond_futex(w->c, op, seq, abstime);
-	err = errno;
-	pthread_setcanceltype(oldtype, NULL);
-	pthread_cleanup_pop(0);
-	errno = err;
-	return r;
-}
-
-static int cond_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-		     const struct timespec *abstime)
-{
-	struct wait w = { .c = cv(c), .m = m };
-	int op = FUTEX_WAIT_BITSET, ret, err;
-	uint32_t seq;
-	long r;
-
-	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
-		return EINVAL;
-	if (abstime && (abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000L))
-		return EINVAL;
-	if (clock == CLOCK_REALTIME)
-		op |= FUTEX_CLOCK_REALTIME;
-
-	__atomic_add_fetch(&w.c->waiters, 1, __ATOMIC_SEQ_CST);
-	seq = __atomic_load_n(&w.c->seq, __ATOMIC_SEQ_CST);
-	ret = release(m, &w.saved);
-	if (ret) {
-		__atomic_sub_fetch(&w.c->waiters, 1, __ATOMIC_RELEASE);
-		return ret;
-	}
-
-	r = sleep_on(&w, op, seq, abstime);
-	err = r ? errno : 0;
-
-	leave(w.c, !r, seq);
-	ret = reacquire(m, w.saved);
-	if (ret)
-		return ret;
-	return err == ETIMEDOUT ? ETIMEDOUT : 0;
-}
+static const struct futex_spin_cond_ops ops = {
+	.release = release,
+	.reacquire = reacquire,
+};
 
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	return cond_wait(c, m, CLOCK_REALTIME, NULL);
+	return futex_spin_cond_wait_ops(cv(c), m, &ops, CLOCK_REALTIME, NULL);
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  const struct timespec *abstime)
 {
-	clockid_t clock = (cv(c)->flags & COND_MONOTONIC) ? CLOCK_MONOTONIC :
-							    CLOCK_REALTIME;
+	clockid_t clock = cv(c)->flags & FUTEX_SPIN_COND_MONOTONIC ?
+			  CLOCK_MONOTONIC : CLOCK_REALTIME;
 
-	return cond_wait(c, m, clock, abstime);
+	return futex_spin_cond_wait_ops(cv(c), m, &ops, clock, abstime);
 }
 
 EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m,
 				  clockid_t clock,
 				  const struct timespec *abstime)
 {
-	return cond_wait(c, m, clock, abstime);
+	return futex_spin_cond_wait_ops(cv(c), m, &ops, clock, abstime);
 }
 
 /*

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -64,13 +66,57 @@ static int test_probe(void)
 	return 0;
 }
 
+/* What futex_spin_mode_from_env() says for FUTEX_SPIN_MODE=@value */
+static int mode_for(const char *value, enum futex_spin_mode *mode)
+{
+	const char *old = getenv("FUTEX_SPIN_MODE");
+	char *saved = old ? strdup(old) : NULL;
+	int ret;
+
+	if (value)
+		setenv("FUTEX_SPIN_MODE", value, 1);
+	else
+		unsetenv("FUTEX_SPIN_MODE");
+	*mode = 0;
+	ret = futex_spin_mode_from_env(mode);
+	if (saved)
+		setenv("FUTEX_SPIN_MODE", saved, 1);
+	else
+		unsetenv("FUTEX_SPIN_MODE");
+	free(saved);
+	return ret;
+}
+
+static int test_mode_env(void)
+{
+	enum futex_spin_mode probed, mode;
+	int spin = !futex_spin_probe();
+
+	probed = spin ? FUTEX_SPIN_MODE_SPIN : FUTEX_SPIN_MODE_WAITWAKE;
+	CHECK_EQ(mode_for(NULL, &mode), 0);
+	CHECK_EQ(mode, probed);
+	CHECK_EQ(mode_for("", &mode), 0);
+	CHECK_EQ(mode, probed);
+	CHECK_EQ(mode_for("auto", &mode), 0);
+	CHECK_EQ(mode, probed);
+	CHECK_EQ(mode_for("waitwake", &mode), 0);
+	CHECK_EQ(mode, FUTEX_SPIN_MODE_WAITWAKE);
+	CHECK_EQ(mode_for("spin", &mode), spin ? 0 : ENOSYS);
+	if (spin)
+		CHECK_EQ(mode, FUTEX_SPIN_MODE_SPIN);
+	/* Typos are errors, not a quiet probe */
+	CHECK_EQ(mode_for("wait-wake", &mode), EINVAL);
+	CHECK_EQ(mode_for("Spin", &mode), EINVAL);
+	CHECK_EQ(mode_for("1", &mode), EINVAL);
+	return 0;
+}
+
 static int test_word(void)
 {
 	struct futex_spin_mutex m = FUTEX_SPIN_MUTEX_INITIALIZER;
 
 	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
 	CHECK_EQ(m.word, gettid_());
-	CHECK_EQ(futex_spin_gettid(), gettid_());
 	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
 	CHECK_EQ(m.word, 0);
 	return 0;
@@ -481,8 +527,183 @@ static int test_destroy(void)
 	return 0;
 }
 
+static void *do_negative_deadline(void *m)
+{
+	struct timespec neg = { .tv_sec = -1, .tv_nsec = 0 };
+	long a = futex_spin_mutex_timedlock(m, CLOCK_REALTIME, &neg);
+	long b = futex_spin_mutex_timedlock(m, CLOCK_MONOTONIC, &neg);
+
+	return (void *)(a == ETIMEDOUT && b == ETIMEDOUT ? 0L : a ? a : b);
+}
+
+/* A deadline before the epoch has passed: ETIMEDOUT, not the kernel's EINVAL */
+static int test_timedlock_negative(void)
+{
+	struct futex_spin_mutex m = FUTEX_SPIN_MUTEX_INITIALIZER;
+	struct timespec neg = { .tv_sec = -1, .tv_nsec = 0 };
+
+	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
+	CHECK_EQ(in_thread(do_negative_deadline, &m), 0);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	CHECK_EQ(futex_spin_mutex_timedlock(&m, CLOCK_REALTIME, &neg), 0);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	return 0;
+}
+
+/* A normal mutex as a binary semaphore: any thread may release it */
+static int test_unlock_by_other(void)
+{
+	struct futex_spin_mutex m;
+
+	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_NORMAL), 0);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
+	CHECK_EQ(in_thread(do_unlock, &m), 0);
+	CHECK_EQ(m.word, 0);
+	CHECK_EQ(in_thread(do_trylock, &m), 0);
+	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_ERRORCHECK), 0);
+	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
+	CHECK_EQ(in_thread(do_unlock, &m), EPERM);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_ROBUST), 0);
+	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
+	CHECK_EQ(in_thread(do_unlock, &m), EPERM);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	return 0;
+}
+
+struct sem {
+	struct futex_spin_mutex m;
+	int posted;
+};
+
+static void *post_later(void *arg)
+{
+	struct sem *s = arg;
+
+	usleep(20000);
+	s->posted = 1;
+	return (void *)(long)futex_spin_mutex_unlock(&s->m);
+}
+
+/* Released by another thread while the owner's second lock sleeps */
+static int test_unlock_wakes_waiter(void)
+{
+	static struct sem s;
+	pthread_t t;
+	void *ret;
+
+	CHECK_EQ(futex_spin_mutex_init(&s.m, FUTEX_SPIN_MUTEX_NORMAL), 0);
+	CHECK_EQ(futex_spin_mutex_lock(&s.m), 0);
+	CHECK_EQ(pthread_create(&t, NULL, post_later, &s), 0);
+	/* Not a relock: the word may be another's by the time we look */
+	CHECK_EQ(in_thread(lock_and_exit, &s.m), 0);
+	CHECK_EQ(s.posted, 1);
+	CHECK_EQ(pthread_join(t, &ret), 0);
+	CHECK_EQ((long)ret, 0);
+	return 0;
+}
+
+/* In a child with a time limit: a hang fails instead of stopping the run */
+static int in_child(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (!pid) {
+		alarm(5);
+		_exit(fn());
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	if (WIFSIGNALED(status)) {
+		printf("# child killed by signal %d\n", WTERMSIG(status));
+		return -1;
+	}
+	return WEXITSTATUS(status);
+}
+
+static int garbage_calls(void)
+{
+	struct futex_spin_mutex m;
+	struct timespec t = { 0, 0 };
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		memset(&m, i ? 0x04 + i : 0xff, sizeof(m));
+		CHECK_EQ(futex_spin_mutex_lock(&m), EINVAL);
+		CHECK_EQ(futex_spin_mutex_trylock(&m), EINVAL);
+		CHECK_EQ(futex_spin_mutex_timedlock(&m, CLOCK_MONOTONIC, &t),
+			 EINVAL);
+		CHECK_EQ(futex_spin_mutex_unlock(&m), EINVAL);
+		CHECK_EQ(futex_spin_mutex_consistent(&m), EINVAL);
+	}
+	return 0;
+}
+
+/* Bytes that are no mutex: EINVAL, as glibc, not a wait for their "owner" */
+static int test_garbage(void)
+{
+	return in_child(garbage_calls);
+}
+
+static void *cond_signal_later(void *arg)
+{
+	struct futex_spin_cond *c = arg;
+
+	usleep(20000);
+	return (void *)(long)futex_spin_cond_signal(c);
+}
+
+static int test_cond(void)
+{
+	struct futex_spin_cond c = FUTEX_SPIN_COND_INITIALIZER;
+	struct futex_spin_mutex m;
+	struct timespec neg = { -1, 0 }, bad = { 0, 1000000000L }, d;
+	pthread_t t;
+	int i;
+
+	CHECK_EQ(futex_spin_cond_init(&c, 0x100), EINVAL);
+	CHECK_EQ(futex_spin_cond_init(&c, 0), 0);
+	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_RECURSIVE), 0);
+	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
+	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
+	/* Deadlines before the epoch time out, every time */
+	for (i = 0; i < 3; i++)
+		CHECK_EQ(futex_spin_cond_timedwait(&c, &m, CLOCK_REALTIME, &neg),
+			 ETIMEDOUT);
+	CHECK_EQ(futex_spin_cond_timedwait(&c, &m, CLOCK_MONOTONIC, &neg),
+		 ETIMEDOUT);
+	CHECK_EQ(futex_spin_cond_timedwait(&c, &m, CLOCK_MONOTONIC, &bad),
+		 EINVAL);
+	CHECK_EQ(futex_spin_cond_timedwait(&c, &m, CLOCK_PROCESS_CPUTIME_ID,
+					   &neg), EINVAL);
+	d = deadline(CLOCK_MONOTONIC, 10);
+	CHECK_EQ(futex_spin_cond_timedwait(&c, &m, CLOCK_MONOTONIC, &d),
+		 ETIMEDOUT);
+	/* Woken; the recursion count survives the wait */
+	CHECK_EQ(pthread_create(&t, NULL, cond_signal_later, &c), 0);
+	CHECK_EQ(futex_spin_cond_wait(&c, &m), 0);
+	pthread_join(t, NULL);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	CHECK_EQ(in_thread(do_trylock, &m), EBUSY);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	CHECK_EQ(in_thread(do_trylock, &m), 0);
+	/* Not holding an errorcheck mutex: EPERM; a normal one: as glibc */
+	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_ERRORCHECK), 0);
+	CHECK_EQ(futex_spin_cond_timedwait(&c, &m, CLOCK_REALTIME, &neg), EPERM);
+	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_NORMAL), 0);
+	CHECK_EQ(futex_spin_cond_timedwait(&c, &m, CLOCK_REALTIME, &neg),
+		 ETIMEDOUT);
+	CHECK_EQ(in_thread(do_trylock, &m), EBUSY);
+	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
+	CHECK_EQ(futex_spin_cond_destroy(&c), 0);
+	return 0;
+}
+
 static const struct tap_test tests[] = {
 	{ "probe and mode", test_probe },
+	{ "FUTEX_SPIN_MODE: spin, waitwake, auto, errors", test_mode_env },
 	{ "lock word holds the TID", test_word },
 	{ "trylock", test_trylock },
 	{ "errorcheck", test_errorcheck },
@@ -499,6 +720,11 @@ static const struct tap_test tests[] = {
 	{ "shared between processes", test_shared_processes },
 	{ "fork child uses its own TID", test_fork_tid },
 	{ "destroy", test_destroy },
+	{ "timedlock: a deadline before 1970 times out", test_timedlock_negative },
+	{ "unlock of a normal mutex by another thread", test_unlock_by_other },
+	{ "unlock by another thread wakes a waiter", test_unlock_wakes_waiter },
+	{ "garbage: EINVAL, no hang", test_garbage },
+	{ "condition variable", test_cond },
 };
 
 int main(void)
