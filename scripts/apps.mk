@@ -21,8 +21,7 @@ APPS_REPEAT ?= 3
 futex-spin-lib:
 	@echo "  FSLIB   $(FSLIB_OUT)"
 	@mkdir -p $(FSLIB_OUT)
-	@$(MAKE) -s -C $(TOP)/tools/lib/futex-spin OUTPUT=$(FSLIB_OUT)/
-	@cp $(TOP)/tools/lib/futex-spin/tests/run.sh $(FSLIB_OUT)/
+	@$(MAKE) -s -C $(TOP)/tools/lib/futex-spin OUTPUT=$(FSLIB_OUT)
 
 check: futex-spin-lib
 

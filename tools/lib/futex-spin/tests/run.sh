@@ -1,47 +1,260 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1 OR MIT
 #
-# Run the futex-spin tests from the build directory DIR, in TAP: a look at
-# the preload object's imports; the library in the mode the kernel offers
-# and in the forced wait-wake fallback; the pthread tests on glibc alone
-# (which checks the tests), under the preload, and under the preload in
-# the fallback. Each run has a time limit: a hang fails its missing points.
+# Run the futex-spin tests from the build directory DIR, in TAP, and end
+# with one total over all of them, "N passed, N failed" (a crashed
+# program's missing points count as failed):
+#
+# - a look at the preload object's imports;
+# - the library in the mode the kernel offers and in the forced wait-wake
+#   fallback; the pthread tests on glibc alone (which checks the tests),
+#   under the preload, and under the preload in the fallback;
+# - the differential test: test-diff's lines under glibc against those
+#   under the preload in each mode, every difference listed in
+#   differences.txt, whose entries the README's table must name;
+# - FUTEX_SPIN_MODE: unknown values and spin without the opcodes stop a
+#   preloaded program with a message;
+# - make install into a temporary prefix, and a program built with
+#   pkg-config against it, static and shared.
+#
+# Spin mode needs a kernel with the opcodes: without them (the host) its
+# points are skipped, unless FUTEX_SPIN_EXPECT=spin says they must run.
+# Each program has a time limit: a hang fails its missing points.
 #
 #   run.sh DIR
 set -uo pipefail
 
-dir=${1:-.}
+src=$(cd "$(dirname "$0")/.." && pwd)
+dir=$(cd "${1:-$src/build}" && pwd)
 preload=$dir/libfutex-spin-preload.so
-status=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if "$dir/test-diff" --probe; then
+	spin=1
+else
+	spin=0
+fi
 
 run() {
 	echo "# $*"
-	timeout -k 5 300 env "$@" || status=1
+	timeout -k 5 300 env "$@"
 }
 
-# The preload must reach its thread-local state without a call per access
-# (FUTEX_SPIN_TLS in futex-spin.c): no __tls_get_addr among its imports.
-tls_check() {
-	local syms
+# A TAP stream of one point per call, numbered here; plan first
+points=0
+plan() {
+	echo "TAP version 13"
+	echo "1..$1"
+	points=0
+}
 
-	echo "1..1"
-	if ! syms=$(readelf --dyn-syms -W "$preload"); then
-		echo "not ok 1 preload: readelf failed"
-		status=1
-	elif grep -qw __tls_get_addr <<<"$syms"; then
-		echo "not ok 1 preload: thread-local state through __tls_get_addr"
-		status=1
+point() {
+	points=$((points + 1))
+	if [ "$1" = skip ]; then
+		echo "ok $points $2 # SKIP $3"
+	elif [ "$1" -eq 0 ]; then
+		echo "ok $points $2"
 	else
-		echo "ok 1 preload: thread-local state without __tls_get_addr"
+		echo "not ok $points $2"
 	fi
 }
 
-tls_check
-run FUTEX_SPIN_MODE=auto "$dir/test-lib"
-run FUTEX_SPIN_MODE=waitwake "$dir/test-lib"
-run "$dir/test-pthread" "glibc:"
-run FUTEX_SPIN_EXPECT_PRELOAD=1 LD_PRELOAD="$preload" \
-	"$dir/test-pthread" "preload:"
-run FUTEX_SPIN_EXPECT_PRELOAD=1 FUTEX_SPIN_MODE=waitwake \
-	LD_PRELOAD="$preload" "$dir/test-pthread" "preload-waitwake:"
-exit $status
+# The preload must reach its thread-local state without a call per access
+# (FUTEX_SPIN_TLS in futex-spin-internal.h): no __tls_get_addr among its
+# imports; and it exports no library symbol a program could bind to.
+tls_check() {
+	local syms
+
+	plan 2
+	syms=$(readelf --dyn-syms -W "$preload")
+	! grep -qw __tls_get_addr <<<"$syms"
+	point $? "preload: thread-local state without __tls_get_addr"
+	! grep -q ' futex_spin_mutex_' <<<"$syms"
+	point $? "preload: the library inside is not exported"
+}
+
+# differences.txt as tab-separated ID, MODES, CASES, GLIBC, PRELOAD
+awk -F'|' '!/^#/ && NF == 5 {
+	for (i = 1; i <= 5; i++)
+		gsub(/^ +| +$/, "", $i)
+	print $1 "\t" $2 "\t" $3 "\t" $4 "\t" $5
+}' "$src/tests/differences.txt" >"$tmp/allowed.tsv"
+
+# The ID of the entry that allows @want -> @got for case @name in @mode
+allowed() {
+	local mode=$1 name=$2 want=$3 got=$4 id modes glob g p
+
+	while IFS=$'\t' read -r id modes glob g p; do
+		[[ $modes == all || $modes == "$mode" ]] || continue
+		# shellcheck disable=SC2053 # a glob
+		if [[ $name == $glob && $want == "$g" && $got == "$p" ]]; then
+			echo "$id"
+			return 0
+		fi
+	done <"$tmp/allowed.tsv"
+	return 1
+}
+
+# Compare the preload's lines in @mode with glibc's; say each difference
+compare() {
+	local mode=$1 name want got id bad=0 used=" "
+	declare -A g
+
+	while IFS= read -r line; do
+		g[${line%%:*}]=${line#*: }
+	done <"$tmp/glibc.txt"
+	[ "${#g[@]}" -gt 100 ] || { echo "# only ${#g[@]} cases under glibc"; bad=1; }
+	while IFS= read -r line; do
+		name=${line%%:*}
+		got=${line#*: }
+		want=${g[$name]-MISSING}
+		unset "g[$name]"
+		[ "$want" = "$got" ] && continue
+		if id=$(allowed "$mode" "$name" "$want" "$got"); then
+			used="$used$id "
+			echo "# $mode $name: listed difference $id"
+		else
+			echo "# $mode $name: glibc:$want"
+			echo "# $mode $name: preload:$got"
+			bad=1
+		fi
+	done <"$tmp/$mode.txt"
+	for name in "${!g[@]}"; do
+		echo "# $mode $name: missing under the preload"
+		bad=1
+	done
+	# A listed difference that no longer shows is a stale table entry.
+	for id in $(awk -F'\t' -v m="$mode" '$2 == "all" || $2 == m { print $1 }' \
+		    "$tmp/allowed.tsv" | sort -u); do
+		[[ $used == *" $id "* ]] && continue
+		echo "# $mode: difference $id listed but not seen"
+		bad=1
+	done
+	return $bad
+}
+
+# The README's table names every listed difference, and only those that
+# test-diff shows are listed: ids in a "| D<n> |" row with a case.
+table_check() {
+	local listed named
+
+	listed=$(cut -f1 "$tmp/allowed.tsv" | sort -u)
+	named=$(grep -E '^\| D[0-9]+ \|' "$src/README.md" |
+		awk -F'|' '$3 !~ /^ *- *$/ { gsub(/ /, "", $2); print $2 }' |
+		sort -u)
+	[ "$listed" = "$named" ] ||
+		{ echo "# differences.txt: $(echo $listed); README: $(echo $named)"; return 1; }
+}
+
+differential() {
+	local mode pids=()
+
+	plan 3
+	table_check
+	point $? "differential: README table and differences.txt agree"
+	# The three runs at once: each case has its own 1 s time limit.
+	timeout -k 5 300 "$dir/test-diff" >"$tmp/glibc.txt" 2>/dev/null &
+	pids+=($!)
+	for mode in waitwake spin; do
+		[ $mode = spin ] && [ $spin = 0 ] && continue
+		FUTEX_SPIN_MODE=$mode LD_PRELOAD=$preload timeout -k 5 300 \
+			"$dir/test-diff" >"$tmp/$mode.txt" 2>/dev/null &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	for mode in waitwake spin; do
+		if [ $mode = spin ] && [ $spin = 0 ]; then
+			if [ "${FUTEX_SPIN_EXPECT:-}" = spin ]; then
+				point 1 "differential: glibc against preload, spin mode (kernel lacks FUTEX_SPIN_LOCK)"
+			else
+				point skip "differential: glibc against preload, spin mode" \
+					"kernel lacks FUTEX_SPIN_LOCK"
+			fi
+			continue
+		fi
+		compare $mode
+		point $? "differential: glibc against preload, $mode mode"
+	done
+}
+
+# A preloaded program with FUTEX_SPIN_MODE=@1 is stopped, saying @2
+refused() {
+	local out rc
+
+	out=$(FUTEX_SPIN_MODE=$1 LD_PRELOAD=$preload "$dir/test-diff" --probe 2>&1)
+	rc=$?
+	echo "# FUTEX_SPIN_MODE=$1: status $rc: $out"
+	[ $rc -ge 128 ] && grep -q "$2" <<<"$out"
+}
+
+mode_check() {
+	plan 3
+	refused bogus "unknown mode"
+	point $? "FUTEX_SPIN_MODE=bogus stops a preloaded program"
+	refused wait-wake "unknown mode"
+	point $? "FUTEX_SPIN_MODE=wait-wake (a typo) stops it too"
+	if [ $spin = 1 ]; then
+		FUTEX_SPIN_MODE=spin LD_PRELOAD=$preload "$dir/test-diff" --probe
+		point $? "FUTEX_SPIN_MODE=spin runs on a kernel with the opcodes"
+	else
+		refused spin "has no FUTEX_SPIN_LOCK"
+		point $? "FUTEX_SPIN_MODE=spin stops it on a kernel without the opcodes"
+	fi
+}
+
+# make install, then build against the installed copy as a user would
+install_check() {
+	local prefix=$tmp/prefix flags
+
+	plan 3
+	make -s -C "$src" OUTPUT="$dir" PREFIX="$prefix" install >"$tmp/install.log" 2>&1 &&
+		[ -f "$prefix/include/futex-spin.h" ] &&
+		[ ! -e "$prefix/include/futex-spin-internal.h" ]
+	point $? "make install PREFIX=..." || sed 's/^/# /' "$tmp/install.log"
+	export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+	flags=$(pkg-config --cflags --libs futex-spin) &&
+		cc -o "$tmp/shared" "$src/tests/install-test.c" $flags \
+			-Wl,-rpath,"$(pkg-config --variable=libdir futex-spin)" &&
+		grep -q "$prefix/lib/libfutex-spin.so" <<<"$(ldd "$tmp/shared")" &&
+		FUTEX_SPIN_MODE=auto "$tmp/shared"
+	point $? "pkg-config: linked to the installed shared library, runs"
+	flags=$(pkg-config --static --cflags --libs futex-spin) &&
+		cc -static -o "$tmp/static" "$src/tests/install-test.c" $flags &&
+		FUTEX_SPIN_MODE=auto "$tmp/static"
+	point $? "pkg-config --static: linked statically, runs"
+}
+
+tests() {
+	tls_check
+	run FUTEX_SPIN_MODE=auto "$dir/test-lib"
+	run FUTEX_SPIN_MODE=waitwake "$dir/test-lib"
+	run "$dir/test-pthread" "glibc:"
+	run FUTEX_SPIN_EXPECT_PRELOAD=1 FUTEX_SPIN_MODE=auto \
+		LD_PRELOAD="$preload" "$dir/test-pthread" "preload:"
+	run FUTEX_SPIN_EXPECT_PRELOAD=1 FUTEX_SPIN_MODE=waitwake \
+		LD_PRELOAD="$preload" "$dir/test-pthread" "preload-waitwake:"
+	differential
+	mode_check
+	install_check
+}
+
+# The total, counted as scripts/tap-summary.sh does
+tests 2>&1 | awk '
+function close_plan() {
+	if (planned > seen) {
+		printf("# missing %d of %d test points\n", planned - seen, planned)
+		failed += planned - seen
+	}
+	planned = 0; seen = 0
+}
+{ print; fflush() }
+/^1\.\.[0-9]+/ { close_plan(); planned = substr($1, 4) + 0 }
+/^ok / { seen++; if ($0 ~ /# *SKIP/) skipped++; else passed++ }
+/^not ok / { seen++; failed++ }
+END {
+	close_plan()
+	printf("%d passed, %d failed%s\n", passed, failed,
+	       skipped ? sprintf(", %d skipped", skipped) : "")
+	exit failed > 0
+}'
