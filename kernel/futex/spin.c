@@ -25,7 +25,9 @@
  *   - release the word on unlock: 0, or the TID of a sleeper that waited
  *     longer than the starvation bound, plus WAITERS if others still sleep.
  *     The queue head lock is held, or, when the key has no queue head, the
- *     hash bucket lock under which a locker would create one;
+ *     hash bucket lock under which a locker would create one. A waiter
+ *     killed before it could use the word it took releases it the same
+ *     way, keeping OWNER_DIED;
  *   - mark OWNER_DIED when the owner exits with the word on its robust list
  *     (done by the robust list walk, which then calls futex_spin_owner_died()).
  *
@@ -55,7 +57,7 @@
 #include <linux/debugfs.h>
 #include <linux/osq_lock.h>
 #include <linux/percpu.h>
-#include <linux/rbtree.h>
+#include <linux/rbtree_augmented.h>
 #include <linux/rculist.h>
 #include <linux/refcount.h>
 #include <linux/sched/signal.h>
@@ -96,6 +98,18 @@
 #define FUTEX_SPIN_TURNOVER_NS		(20 * NSEC_PER_MSEC)
 #define FUTEX_SPIN_SPIN_BOUND_MIN_NS	(250 * NSEC_PER_USEC)
 
+/*
+ * The most one call spins, with preemption off, in all. User space sets
+ * the length of the critical section, and a spin ends otherwise only when
+ * the owner leaves its CPU or ours is wanted: a long critical section, or
+ * two tasks spinning on each other's lock (ABBA), would keep CPUs busy in
+ * the kernel for as long. A waiter first in line is handed the lock at the
+ * first unlock past its starvation bound (at most 5 ms), so a waiter that
+ * has spun for twice that is spinning on an owner that kept the lock for a
+ * whole bound: sleeping is right. It still takes a free word when woken.
+ */
+#define FUTEX_SPIN_SPIN_MAX_NS		(2 * FUTEX_SPIN_HANDOFF_NS)
+
 struct futex_spin_head {
 	struct hlist_node	hb_node;
 	union futex_key		key;
@@ -127,6 +141,7 @@ struct futex_spin_waiter {
 	int			prio;		/* head->lock */
 	u64			seq;		/* head->lock */
 	u64			since;
+	u64			spun_ns;	/* in this call, in all */
 	/*
 	 * Written under head->lock. The waiter reads them without it while
 	 * it spins or after a wakeup, and decides under the lock.
@@ -135,6 +150,15 @@ struct futex_spin_waiter {
 	bool			handed;
 	bool			spinning;	/* written by the waiter only */
 	bool			woken;		/* head->lock; only while queued */
+	/* head->lock: a sleeper in this subtree has not been woken */
+	bool			unwoken_below;
+	/* Wakes the waiter once it is owed a handoff, see futex_spin_sleep() */
+	struct hrtimer_sleeper	due;
+	enum {
+		FUTEX_SPIN_DUE_NONE,
+		FUTEX_SPIN_DUE_ARMED,
+		FUTEX_SPIN_DUE_FIRED,
+	}			due_state;
 };
 
 /* How a spin on the owner ended; FUTEX_SPIN_POLLING while it goes on. */
@@ -146,6 +170,7 @@ enum futex_spin_outcome {
 	FUTEX_SPIN_ABORTED_FAULT,
 	FUTEX_SPIN_ABORTED_CAP,		/* enough spinners already */
 	FUTEX_SPIN_ABORTED_BOUND,	/* starving, must queue first */
+	FUTEX_SPIN_ABORTED_LIMIT,	/* FUTEX_SPIN_SPIN_MAX_NS spun */
 	FUTEX_SPIN_NR_OUTCOMES
 };
 
@@ -185,6 +210,7 @@ static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
 	[FUTEX_SPIN_ABORTED_FAULT]	= "spin_aborted_fault",
 	[FUTEX_SPIN_ABORTED_CAP]	= "spin_aborted_cap",
 	[FUTEX_SPIN_ABORTED_BOUND]	= "spin_aborted_bound",
+	[FUTEX_SPIN_ABORTED_LIMIT]	= "spin_aborted_limit",
 };
 
 /* Per CPU, so that counting does not add a shared cache line to the hot path. */
@@ -361,25 +387,55 @@ static bool futex_spin_waiter_less(struct rb_node *a, const struct rb_node *b)
 	return wa->seq < wb->seq;
 }
 
+static struct futex_spin_waiter *futex_spin_waiter_of(struct rb_node *node)
+{
+	return rb_entry_safe(node, struct futex_spin_waiter, node);
+}
+
 static struct futex_spin_waiter *futex_spin_first_sleeper(struct futex_spin_head *head)
 {
-	struct rb_node *node = rb_first_cached(&head->sleepers);
-
-	return node ? rb_entry(node, struct futex_spin_waiter, node) : NULL;
+	return futex_spin_waiter_of(rb_first_cached(&head->sleepers));
 }
+
+/*
+ * Woken sleepers pile up when waiters outnumber CPUs, and a task that
+ * cannot run (a throttled cgroup) stays woken for as long as it likes: the
+ * tree keeps, per subtree, whether it holds a sleeper not woken yet, so
+ * that finding the first one does not walk past the others.
+ */
+static bool futex_spin_unwoken(struct futex_spin_waiter *w)
+{
+	return !w->woken;
+}
+
+RB_DECLARE_CALLBACKS_MAX(static, futex_spin_unwoken_cb, struct futex_spin_waiter,
+			 node, bool, unwoken_below, futex_spin_unwoken);
 
 /* The first sleeper that nobody woke since it last went to sleep. */
 static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head)
 {
-	struct rb_node *node;
+	struct futex_spin_waiter *w = futex_spin_waiter_of(head->sleepers.rb_root.rb_node);
 
-	for (node = rb_first_cached(&head->sleepers); node; node = rb_next(node)) {
-		struct futex_spin_waiter *w = rb_entry(node, struct futex_spin_waiter, node);
+	if (!w || !w->unwoken_below)
+		return NULL;
+	/* Each step stays in a subtree that holds one. */
+	for (;;) {
+		struct futex_spin_waiter *left = futex_spin_waiter_of(w->node.rb_left);
 
-		if (!w->woken)
+		if (left && left->unwoken_below)
+			w = left;
+		else if (!w->woken)
 			return w;
+		else
+			w = futex_spin_waiter_of(w->node.rb_right);
 	}
-	return NULL;
+}
+
+static void futex_spin_set_woken(struct futex_spin_waiter *w, bool woken)
+{
+	w->woken = woken;
+	if (w->queued)
+		futex_spin_unwoken_cb.propagate(&w->node, NULL);
 }
 
 /*
@@ -394,7 +450,8 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 	if (w->queued) {
 		if (w->prio == prio)
 			return;
-		rb_erase_cached(&w->node, &head->sleepers);
+		rb_erase_augmented_cached(&w->node, &head->sleepers,
+					  &futex_spin_unwoken_cb);
 	} else {
 		w->seq = head->arrivals++;
 		WRITE_ONCE(head->nr_sleepers, head->nr_sleepers + 1);
@@ -403,14 +460,17 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 		trace_futex_spin_contended(&head->key, w->tid);
 	}
 	w->prio = prio;
-	rb_add_cached(&w->node, &head->sleepers, futex_spin_waiter_less);
+	w->unwoken_below = futex_spin_unwoken(w);
+	rb_add_augmented_cached(&w->node, &head->sleepers, futex_spin_waiter_less,
+				&futex_spin_unwoken_cb);
 }
 
 static void futex_spin_sleeper_del(struct futex_spin_head *head,
 				   struct futex_spin_waiter *w)
 {
 	if (w->queued) {
-		rb_erase_cached(&w->node, &head->sleepers);
+		rb_erase_augmented_cached(&w->node, &head->sleepers,
+					  &futex_spin_unwoken_cb);
 		WRITE_ONCE(head->nr_sleepers, head->nr_sleepers - 1);
 		WRITE_ONCE(w->queued, false);
 	}
@@ -446,7 +506,7 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
 
 	if (!w)
 		return false;
-	w->woken = true;
+	futex_spin_set_woken(w, true);
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
@@ -534,7 +594,15 @@ static u64 futex_spin_spinning_bound(struct futex_spin_head *head)
 		       FUTEX_SPIN_HANDOFF_NS);
 }
 
-#ifdef CONFIG_LOCK_SPIN_ON_OWNER
+/*
+ * PREEMPT_RT: waiters do not spin. The spin runs with preemption off for
+ * as long as user space keeps the lock, up to FUTEX_SPIN_SPIN_MAX_NS, and
+ * an RT kernel bounds its non-preemptible sections by what the kernel
+ * does, not by what a user program does; its own sleeping locks spin
+ * preemptibly, on the rtmutex. Sleeping is the whole contract, spinning
+ * only a guess, so the operations stay the same.
+ */
+#if defined(CONFIG_LOCK_SPIN_ON_OWNER) && !defined(CONFIG_PREEMPT_RT)
 /*
  * Optimistic spinning: while the owner runs on a CPU its critical section is
  * likely short, and polling the word is cheaper than a sleep and a wakeup.
@@ -564,9 +632,9 @@ static bool futex_spin_should_stop(struct hrtimer_sleeper *to)
  * lock: a waiter not yet in the tree goes there first.
  */
 static bool futex_spin_waited_too_long(struct futex_spin_head *head,
-				       struct futex_spin_waiter *w)
+				       struct futex_spin_waiter *w, u64 now)
 {
-	return ktime_get_ns() - w->since > futex_spin_spinning_bound(head);
+	return now - w->since > futex_spin_spinning_bound(head);
 }
 
 struct futex_spin_poll {
@@ -574,6 +642,7 @@ struct futex_spin_poll {
 	u32			owner_tid;
 	unsigned int		loops;
 	bool			starving;
+	u64			start;
 };
 
 /* One look at the word by the task at the head of the OSQ. */
@@ -608,13 +677,22 @@ static enum futex_spin_outcome futex_spin_poll_word(struct futex_spin_head *head
 		return FUTEX_SPIN_ABORTED_OWNER;
 
 	/* Reading the clock costs more than a poll of the word. */
-	if (!p->starving && !(++p->loops % 64))
-		p->starving = futex_spin_waited_too_long(head, w);
-	if (p->starving && !(uval & FUTEX_WAITERS)) {
+	if (!(++p->loops % 64)) {
+		u64 now = ktime_get_ns();
+
+		if (w->spun_ns + now - p->start > FUTEX_SPIN_SPIN_MAX_NS)
+			return FUTEX_SPIN_ABORTED_LIMIT;
+		if (!p->starving)
+			p->starving = futex_spin_waited_too_long(head, w, now);
+	}
+	if (p->starving) {
 		if (!READ_ONCE(w->queued))
 			return FUTEX_SPIN_ABORTED_BOUND;
-		ret = futex_spin_cmpxchg(uaddr, uval, uval | FUTEX_WAITERS);
-		return ret == -EFAULT ? FUTEX_SPIN_ABORTED_FAULT : FUTEX_SPIN_POLLING;
+		if (!(uval & FUTEX_WAITERS)) {
+			ret = futex_spin_cmpxchg(uaddr, uval, uval | FUTEX_WAITERS);
+			if (ret == -EFAULT)
+				return FUTEX_SPIN_ABORTED_FAULT;
+		}
 	}
 	cpu_relax();
 	return FUTEX_SPIN_POLLING;
@@ -625,10 +703,10 @@ static enum futex_spin_outcome futex_spin_osq(struct futex_spin_head *head,
 					      struct futex_spin_waiter *w,
 					      u32 __user *uaddr,
 					      struct hrtimer_sleeper *to,
-					      bool starving)
+					      bool starving, u64 start)
 {
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_RESCHED;
-	struct futex_spin_poll poll = { .starving = starving };
+	struct futex_spin_poll poll = { .starving = starving, .start = start };
 
 	if (!osq_lock(&head->osq))
 		return why;
@@ -652,9 +730,12 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 						   u32 __user *uaddr,
 						   struct hrtimer_sleeper *to)
 {
-	bool starving = futex_spin_waited_too_long(head, w);
+	u64 start = ktime_get_ns();
+	bool starving = futex_spin_waited_too_long(head, w, start);
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_CAP;
 
+	if (w->spun_ns >= FUTEX_SPIN_SPIN_MAX_NS)
+		return FUTEX_SPIN_ABORTED_LIMIT;
 	if (starving && !READ_ONCE(w->queued))
 		return FUTEX_SPIN_ABORTED_BOUND;
 	/*
@@ -664,9 +745,10 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 	 */
 	preempt_disable();
 	if (futex_spin_allowed(head))
-		why = futex_spin_osq(head, w, uaddr, to, starving);
+		why = futex_spin_osq(head, w, uaddr, to, starving, start);
 	atomic_dec(&head->spinners);
 	preempt_enable();
+	w->spun_ns += ktime_get_ns() - start;
 	return why;
 }
 
@@ -685,7 +767,10 @@ static enum futex_spin_outcome futex_spin_on_owner(struct futex_spin_head *head,
 	return why;
 }
 #else
-/* Without a CPU for the owner to run on meanwhile, spinning cannot pay. */
+/*
+ * Without a CPU for the owner to run on meanwhile, spinning cannot pay;
+ * on PREEMPT_RT, see above.
+ */
 static enum futex_spin_outcome futex_spin_on_owner(struct futex_spin_head *head,
 						   struct futex_spin_waiter *w,
 						   u32 __user *uaddr,
@@ -693,7 +778,7 @@ static enum futex_spin_outcome futex_spin_on_owner(struct futex_spin_head *head,
 {
 	return FUTEX_SPIN_ABORTED_CAP;
 }
-#endif /* CONFIG_LOCK_SPIN_ON_OWNER */
+#endif /* CONFIG_LOCK_SPIN_ON_OWNER && !CONFIG_PREEMPT_RT */
 
 /*
  * A woken sleeper took the word by spinning: it leaves the tree and, if
@@ -703,28 +788,37 @@ static enum futex_spin_outcome futex_spin_on_owner(struct futex_spin_head *head,
 static void futex_spin_taken_fixup(struct futex_spin_head *head,
 				   struct futex_spin_waiter *w, u32 __user *uaddr)
 {
+	DEFINE_WAKE_Q(wake_q);
 	u32 uval;
 	int ret;
 
 	for (;;) {
 		spin_lock(&head->lock);
-		futex_spin_sleeper_del(head, w);
 		ret = futex_get_value_locked(&uval, uaddr);
 		if (!ret && !(uval & FUTEX_WAITERS) &&
 		    futex_spin_has_sleepers_besides(head, w))
 			ret = futex_spin_cmpxchg(uaddr, uval, uval | FUTEX_WAITERS);
+		/* Until WAITERS is set, our wakeup answers for the others. */
+		if (!ret)
+			futex_spin_sleeper_del(head, w);
 		spin_unlock(&head->lock);
 
-		/*
-		 * The owner cannot lose the word to a fault: if the page is
-		 * gone for good, nobody can unlock it and the sleepers leave
-		 * by their timeouts.
-		 */
 		if (ret == -EAGAIN)
 			cond_resched();
 		else if (ret != -EFAULT || fault_in_user_writeable(uaddr))
-			return;
+			break;
 	}
+	if (!ret)
+		return;
+	/*
+	 * The page is gone for good: the word stays ours, nobody can unlock
+	 * it, and the sleepers leave by their deadlines, each passing the
+	 * wakeup on as we do.
+	 */
+	spin_lock(&head->lock);
+	futex_spin_waiter_leave(head, w, &wake_q);
+	spin_unlock(&head->lock);
+	wake_up_q(&wake_q);
 }
 
 /*
@@ -785,8 +879,13 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		ret = -EINTR;
 	} else {
 		ret = futex_spin_take_or_mark(head, w, uaddr);
-		if (!ret)
-			ret = futex_spin_may_sleep(head, w, to);
+		/*
+		 * Not taken: past the deadline or with a signal pending the
+		 * waiter leaves, also when another task keeps changing the
+		 * word under its cmpxchg or the page faults.
+		 */
+		if (!ret || ret == -EAGAIN || ret == -EFAULT)
+			ret = futex_spin_may_sleep(head, w, to) ?: ret;
 	}
 
 	if (ret == 1) {
@@ -803,7 +902,7 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 			futex_spin_wake_first(head, &wake_q);
 		futex_spin_sleeper_add(head, w);
 		/* Looking at the word again was the duty of its wakeup. */
-		w->woken = false;
+		futex_spin_set_woken(w, false);
 		set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN && ret != -EFAULT) {
 		futex_spin_waiter_leave(head, w, &wake_q);
@@ -833,21 +932,64 @@ static int futex_spin_fault_leave(struct futex_spin_head *head,
 	return err;
 }
 
+static bool futex_spin_timer_fired(struct hrtimer_sleeper *t)
+{
+	return t && !t->task;
+}
+
+/*
+ * The first sleeper is handed the lock asleep by an unlock that enters the
+ * kernel, and an unlock enters the kernel only while WAITERS is set. The
+ * unlock that wakes a sleeper clears it, and the woken sleeper sets it
+ * again when it looks at the word: until then every other lock and unlock
+ * may stay in user space. If that sleeper does not get a CPU (SCHED_IDLE
+ * beside a busy task, a throttled cgroup), nothing would enter the kernel
+ * to serve the sleepers behind it. So a sleeper whose wait reaches the
+ * asleep handoff's bound wakes itself, once, to set WAITERS or take the
+ * word. One timer per waiter that sleeps at all, started only when it
+ * first goes to sleep before that bound.
+ */
+static void futex_spin_due_arm(struct futex_spin_waiter *w)
+{
+	u64 due = w->since + 2 * FUTEX_SPIN_HANDOFF_NS;
+
+	if (w->due_state != FUTEX_SPIN_DUE_NONE || due <= ktime_get_ns())
+		return;
+	hrtimer_init_sleeper_on_stack(&w->due, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	hrtimer_set_expires(&w->due.timer, ns_to_ktime(due));
+	hrtimer_sleeper_start_expires(&w->due, HRTIMER_MODE_ABS);
+	w->due_state = FUTEX_SPIN_DUE_ARMED;
+}
+
+static void futex_spin_due_cancel(struct futex_spin_waiter *w)
+{
+	if (w->due_state == FUTEX_SPIN_DUE_NONE)
+		return;
+	hrtimer_cancel(&w->due.timer);
+	destroy_hrtimer_on_stack(&w->due.timer);
+}
+
 static void futex_spin_sleep(struct futex_spin_head *head,
 			     struct futex_spin_waiter *w,
 			     struct hrtimer_sleeper *to)
 {
+	bool due;
+
 	futex_spin_count(FUTEX_SPIN_STAT_SLEEPS);
 	trace_futex_spin_sleep(&head->key, w->tid);
+	futex_spin_due_arm(w);
 	/*
-	 * The timer may have fired since the check under the lock, while we
+	 * A timer may have fired since the check under the lock, while we
 	 * were still running: look again now that our state is set, or its
 	 * wakeup is lost. A signal needs no such care, schedule() returns at
 	 * once for a pending one.
 	 */
-	if (!to || to->task)
+	due = w->due_state == FUTEX_SPIN_DUE_ARMED && futex_spin_timer_fired(&w->due);
+	if (!futex_spin_timer_fired(to) && !due)
 		schedule();
 	__set_current_state(TASK_RUNNING);
+	if (w->due_state == FUTEX_SPIN_DUE_ARMED && futex_spin_timer_fired(&w->due))
+		w->due_state = FUTEX_SPIN_DUE_FIRED;
 	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
 }
 
@@ -927,6 +1069,14 @@ static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_hea
 	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
 	u64 waited;
 
+	/*
+	 * A sleeper woken earlier that has not come back to the word may not
+	 * get a CPU for long, and the lock would stay idle as long as it does
+	 * not run: it is passed over for the first sleeper not woken. Once it
+	 * spins, it is first in line again.
+	 */
+	if (w && w->woken && !READ_ONCE(w->spinning))
+		w = futex_spin_first_unwoken(head);
 	if (!w)
 		return NULL;
 	waited = now - w->since;
@@ -953,10 +1103,12 @@ static void futex_spin_hand_over(struct futex_spin_head *head,
 }
 
 /*
- * The unlock's cmpxchg: from a word owned by @tid to @nval, once. Returns
- * -EPERM when @tid does not own it, -EAGAIN when it changed under us.
+ * The unlock's cmpxchg: from a word owned by @tid to @nval plus the bits of
+ * @keep it has, once. Returns -EPERM when @tid does not own it, -EAGAIN
+ * when it changed under us.
  */
-static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval)
+static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval,
+				   u32 keep)
 {
 	u32 uval;
 	int ret;
@@ -966,27 +1118,34 @@ static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval)
 		return ret;
 	if ((uval & FUTEX_TID_MASK) != tid)
 		return -EPERM;
-	return futex_spin_cmpxchg(uaddr, uval, nval);
+	return futex_spin_cmpxchg(uaddr, uval, nval | (uval & keep));
 }
 
 /* Release the word and serve the sleepers: one handed the lock, or one woken. */
 static int futex_spin_release_queued(struct futex_spin_head *head,
-				     u32 __user *uaddr, u32 tid)
+				     u32 __user *uaddr, u32 tid, u32 keep)
 {
-	u64 now = ktime_get_ns();
 	struct futex_spin_waiter *w;
 	DEFINE_WAKE_Q(wake_q);
 	u32 nval = 0;
+	u64 now;
 	int ret;
 
+	futex_spin_stall(FUTEX_SPIN_STALL_RELEASE);
 	spin_lock(&head->lock);
+	/*
+	 * Under the lock: a waiter queued before we got it must not look as
+	 * if it arrived after now, or its wait would wrap to an age of
+	 * centuries and it would be handed the lock at once.
+	 */
+	now = ktime_get_ns();
 	w = futex_spin_handoff_target(head, now);
 	if (w) {
 		nval = w->tid;
 		if (futex_spin_has_sleepers_besides(head, w))
 			nval |= FUTEX_WAITERS;
 	}
-	ret = futex_spin_word_release(uaddr, tid, nval);
+	ret = futex_spin_word_release(uaddr, tid, nval, keep);
 	if (!ret && w)
 		futex_spin_hand_over(head, w, now, &wake_q);
 	else if (!ret)
@@ -1007,7 +1166,8 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
  */
 static struct futex_spin_head *futex_spin_release_unqueued(union futex_key *key,
 							   u32 __user *uaddr,
-							   u32 tid, int *ret)
+							   u32 tid, u32 keep,
+							   int *ret)
 {
 	struct futex_hash_bucket *hb = futex_hash(key);
 	struct futex_spin_head *head;
@@ -1015,27 +1175,37 @@ static struct futex_spin_head *futex_spin_release_unqueued(union futex_key *key,
 	spin_lock(&hb->lock);
 	head = futex_spin_head_find(hb, key);
 	if (!head)
-		*ret = futex_spin_word_release(uaddr, tid, 0);
+		*ret = futex_spin_word_release(uaddr, tid, 0, keep);
 	spin_unlock(&hb->lock);
 	return head;
 }
 
-static int futex_spin_release(union futex_key *key, u32 __user *uaddr, u32 tid)
+/*
+ * Release the word owned by @tid, keeping the bits of @keep that it has:
+ * an unlock keeps none, a waiter killed before it could use the word it
+ * took keeps OWNER_DIED, which it has not acted on.
+ */
+static int futex_spin_release(union futex_key *key, u32 __user *uaddr,
+			      u32 tid, u32 keep)
 {
 	struct futex_spin_head *head;
 	int ret;
 
-	/* No head means nobody is inside FUTEX_SPIN_LOCK: nobody to wake. */
+	/*
+	 * A head not found here may be linked by a locker a moment later:
+	 * futex_spin_release_unqueued() looks again under the bucket lock.
+	 */
 	head = futex_spin_head_get(key, false);
 	futex_spin_stall(FUTEX_SPIN_STALL_UNLOCK);
 	for (;;) {
 		if (!head) {
-			head = futex_spin_release_unqueued(key, uaddr, tid, &ret);
+			head = futex_spin_release_unqueued(key, uaddr, tid,
+							   keep, &ret);
 			if (head)
 				futex_spin_head_keep(head);
 		}
 		if (head)
-			ret = futex_spin_release_queued(head, uaddr, tid);
+			ret = futex_spin_release_queued(head, uaddr, tid, keep);
 
 		if (ret == -EAGAIN)
 			cond_resched();
@@ -1073,16 +1243,20 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 		hrtimer_sleeper_start_expires(to, HRTIMER_MODE_ABS);
 
 	ret = futex_spin_wait(head, &w, uaddr, to);
+	futex_spin_stall(FUTEX_SPIN_STALL_TAKEN);
 	/*
 	 * Killed after the word became ours (handed over, or taken just as
 	 * the signal came): give it back, or the lock dies with us. The next
-	 * waiter is served as by an unlock.
+	 * waiter is served as by an unlock. A dead owner's mark stays: we
+	 * never ran the critical section that could have made the protected
+	 * state consistent again.
 	 */
 	if (!ret && fatal_signal_pending(current)) {
-		futex_spin_release(&key, uaddr, w.tid);
+		futex_spin_release(&key, uaddr, w.tid, FUTEX_OWNER_DIED);
 		ret = -EINTR;
 	}
 
+	futex_spin_due_cancel(&w);
 	if (to) {
 		hrtimer_cancel(&to->timer);
 		destroy_hrtimer_on_stack(&to->timer);
@@ -1090,29 +1264,42 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 	return ret;
 }
 
+/* @val2 is the timeout slot, which the unlock keeps unused, unread. */
 int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
-		      ktime_t *time, u32 __user *uaddr2, u32 val3)
+		      unsigned long val2, u32 __user *uaddr2, u32 val3)
 {
 	union futex_key key = FUTEX_KEY_INIT;
+	u32 tid = task_pid_vnr(current);
+	u32 uval;
 	int ret;
 
-	if (val || time || uaddr2 || val3)
+	if (val || val2 || uaddr2 || val3)
 		return -EINVAL;
 
 	futex_spin_count(FUTEX_SPIN_STAT_UNLOCK_CALLS);
 	ret = get_futex_key(uaddr, flags, &key, FUTEX_WRITE);
 	if (ret)
 		return ret;
-	return futex_spin_release(&key, uaddr, task_pid_vnr(current));
+	/*
+	 * Only we can make the word ours, so a word that is not stays so:
+	 * the EPERM of a misuse or a feature test takes no lock, and no
+	 * bucket lock shared with unrelated futexes.
+	 */
+	if (get_user(uval, uaddr))
+		return -EFAULT;
+	if ((uval & FUTEX_TID_MASK) != tid)
+		return -EPERM;
+	return futex_spin_release(&key, uaddr, tid, 0);
 }
 
 /*
  * The robust list walk found @uaddr owned by an exiting task, marked it
- * OWNER_DIED and cleared the TID. Wake one FUTEX_SPIN_LOCK sleeper to take
- * it over. The walk does not know whether the lock was used with private
- * or shared keys, so both are tried.
+ * OWNER_DIED and cleared the TID (@owner_died), or found it as the exiting
+ * task's pending operation, on a word it did not own. Wake one
+ * FUTEX_SPIN_LOCK sleeper to look at it. The walk does not know whether
+ * the lock was used with private or shared keys, so both are tried.
  */
-void futex_spin_owner_died(u32 __user *uaddr)
+void futex_spin_wake_robust(u32 __user *uaddr, bool owner_died)
 {
 	static const unsigned int key_flags[] = {
 		FLAGS_SIZE_32 | FLAGS_SHARED,
@@ -1132,7 +1319,7 @@ void futex_spin_owner_died(u32 __user *uaddr)
 			continue;
 
 		spin_lock(&head->lock);
-		if (futex_spin_wake_first(head, &wake_q)) {
+		if (futex_spin_wake_first(head, &wake_q) && owner_died) {
 			futex_spin_count(FUTEX_SPIN_STAT_OWNER_DIED);
 			trace_futex_spin_owner_died(&head->key, 0);
 		}

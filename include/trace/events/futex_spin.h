@@ -69,8 +69,9 @@ TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_BOUND);
 
 /*
  * A spinner gave up: owner off CPU (or the word reserved by a handoff),
- * need_resched, a signal or the deadline, a fault, the spinner cap, or the
- * starvation bound reached before queueing. The reasons are the values of
+ * need_resched, a signal or the deadline, a fault, the spinner cap, the
+ * starvation bound reached before queueing, or the call's spinning time
+ * used up. The reasons are the values of
  * enum futex_spin_outcome in kernel/futex/spin.c, the only includer.
  */
 TRACE_EVENT(futex_spin_spin_aborted,
@@ -88,7 +89,8 @@ TRACE_EVENT(futex_spin_spin_aborted,
 				       { FUTEX_SPIN_ABORTED_RESCHED, "resched" },
 				       { FUTEX_SPIN_ABORTED_FAULT, "fault" },
 				       { FUTEX_SPIN_ABORTED_CAP, "cap" },
-				       { FUTEX_SPIN_ABORTED_BOUND, "bound" }))
+				       { FUTEX_SPIN_ABORTED_BOUND, "bound" },
+				       { FUTEX_SPIN_ABORTED_LIMIT, "limit" }))
 );
 
 /* A woken sleeper goes back to spinning. */
