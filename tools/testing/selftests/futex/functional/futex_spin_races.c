@@ -2,9 +2,12 @@
 /*
  * FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK races that a test cannot win by
  * itself: an unlock that finds no queue head while a locker arrives, a
- * futex cmpxchg that keeps failing with a lock held, a waiter killed while
- * it is handed the lock, a real-time waiter queued behind a woken task that
- * has not run, a woken waiter that faults on the word. Each is ordered with
+ * futex cmpxchg that keeps failing with a lock held or under a waiter with
+ * a deadline, a waiter killed while it is handed the lock or just after it
+ * took a dead owner's word, a real-time waiter queued behind a woken task
+ * that has not run, sleepers behind a woken task that never runs while the
+ * lock turns in user space, an unlocker preempted before it takes the
+ * queue head lock, a woken waiter that faults on the word. Each is ordered with
  * the debug knobs of CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in
  * debugfs), which hold one task at a named point or fail its cmpxchg of the
  * word; without them the tests are skipped.
@@ -26,6 +29,8 @@
 #define FS_STALL_NONE		0
 #define FS_STALL_UNLOCK		1	/* unlock: head looked up, word not released */
 #define FS_STALL_WOKEN		2	/* lock: woken, word not looked at again */
+#define FS_STALL_TAKEN		3	/* lock: word taken, fatal signal not checked */
+#define FS_STALL_RELEASE	4	/* unlock: head lock not taken yet */
 
 FIXTURE(races) {
 	__u32 *word;		/* shared, so that a child process can use it */
@@ -198,6 +203,7 @@ struct taker {
 	int ret;
 	int *ticket;		/* if set, takers count off on it ... */
 	int rank;		/* ... and this one got the lock rank-th */
+	long long at_ns;	/* when it got the lock */
 };
 
 static void *taker_fn(void *arg)
@@ -208,6 +214,7 @@ static void *taker_fn(void *arg)
 	t->tid = fs_gettid();
 	__atomic_store_n(&t->started, 1, __ATOMIC_SEQ_CST);
 	t->ret = fs_lock(t->word, FUTEX_SPIN_LOCK_PRIVATE, &to);
+	t->at_ns = fs_now_ns(CLOCK_MONOTONIC);
 	if (!t->ret && t->ticket)
 		t->rank = __atomic_add_fetch(t->ticket, 1, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
@@ -375,6 +382,238 @@ TEST_F(races, fault_keeps_place_in_line)
 	EXPECT_EQ(1, a.rank) TH_LOG("A got the lock %s after its fault, B %s",
 				    a.rank == 2 ? "second" : "never",
 				    b.rank == 1 ? "first" : "not first");
+}
+
+/*
+ * A robust owner died: the word is free with OWNER_DIED. A waiter in
+ * another process takes it and is killed before its call returns. It
+ * never ran the critical section that could have made the protected state
+ * consistent again, so the mark must stay for the next owner to see.
+ */
+TEST_F(races, killed_taker_keeps_owner_died)
+{
+	struct timespec to;
+	int go[2], status;
+	pid_t child;
+	char c = 'g';
+
+	fs_store(self->word, FUTEX_OWNER_DIED);
+	ASSERT_EQ(0, pipe(go));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(fs_lock(self->word, FUTEX_SPIN_LOCK, NULL) ? 1 : 0);
+	}
+	close(go[0]);
+	ASSERT_EQ(0, fs_inject("tid", child));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_TAKEN));
+	ASSERT_EQ(1, write(go[1], &c, 1));
+	close(go[1]);
+	ASSERT_TRUE(fs_wait_blocked(child, child))
+		TH_LOG("the taker did not stop at the stall point");
+	ASSERT_EQ(child | FUTEX_OWNER_DIED, fs_load(self->word));
+
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
+	status = fs_reap(child);
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("taker status %#x", status);
+
+	EXPECT_EQ(FUTEX_OWNER_DIED, fs_load(self->word))
+		TH_LOG("the killed taker left %#x", fs_load(self->word));
+	to = fs_deadline(CLOCK_MONOTONIC, FS_MUST_MS);
+	ASSERT_EQ(0, fs_lock(self->word, FUTEX_SPIN_LOCK, &to));
+	EXPECT_EQ(fs_gettid() | FUTEX_OWNER_DIED, fs_load(self->word));
+}
+
+/* Takes the word in the kernel, so that it keeps its queue head; unlocks on cue */
+static void *kernel_owner_fn(void *arg)
+{
+	struct unlocker *u = arg;
+
+	u->tid = fs_gettid();
+	u->ret = fs_lock(u->word, FUTEX_SPIN_LOCK_PRIVATE, NULL);
+	__atomic_store_n(&u->started, 1, __ATOMIC_SEQ_CST);
+	if (u->ret)
+		return NULL;
+	while (!__atomic_load_n(&u->go, __ATOMIC_SEQ_CST))
+		usleep(100);
+	u->ret = fs_unlock(u->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+/*
+ * An unlocker is preempted before it takes the queue head lock, and a
+ * locker queues meanwhile. The unlock must not take the newcomer for a
+ * sleeper that waited past the starvation bound (its wait counted from a
+ * clock read before it queued would wrap) and hand it the lock asleep.
+ */
+TEST_F(races, preempted_unlocker_hands_no_newcomer)
+{
+	long long handoffs, start, ms;
+	int attempt;
+
+	if (fs_stat(_metadata, "handoffs") < 0)
+		SKIP(return, "no futex_spin stats in debugfs");
+	for (attempt = 0; attempt < 5; attempt++) {
+		struct unlocker u = { .word = self->word };
+		struct waiter l = {
+			.word = self->word, .op = FUTEX_SPIN_LOCK_PRIVATE,
+			.timeout_ms = 2 * FS_MUST_MS, .unlock = true,
+		};
+
+		fs_store(self->word, 0);
+		ASSERT_EQ(0, pthread_create(&u.thread, NULL, kernel_owner_fn, &u));
+		ASSERT_TRUE(fs_wait_flag(&u.started));
+		ASSERT_EQ(0, u.ret);
+		ASSERT_EQ(0, fs_inject("tid", u.tid));
+		ASSERT_EQ(0, fs_inject("stall", FS_STALL_RELEASE));
+		__atomic_store_n(&u.go, 1, __ATOMIC_SEQ_CST);
+		ASSERT_TRUE(fs_wait_blocked(getpid(), u.tid))
+			TH_LOG("the unlocker did not stop at the stall point");
+		handoffs = fs_stat(_metadata, "handoffs");
+
+		/* Queued once WAITERS is set: both happen under the head lock. */
+		start = fs_now_ns(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, waiter_start(&l));
+		while (!(fs_load(self->word) & FUTEX_WAITERS) &&
+		       fs_ms_since(start) < FS_MUST_MS)
+			;
+		ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
+		ASSERT_EQ(0, fs_join(u.thread, NULL));
+		ms = fs_ms_since(start);
+		EXPECT_EQ(0, u.ret);
+		ASSERT_TRUE(wait_done(&l));
+		pthread_join(l.thread, NULL);
+		EXPECT_EQ(0, l.ret);
+
+		/* A handoff is due only after 10 ms asleep; retry a slow run. */
+		if (ms < 10) {
+			EXPECT_EQ(handoffs, fs_stat(_metadata, "handoffs"))
+				TH_LOG("handed to a locker queued %lld ms before",
+				       ms);
+			return;
+		}
+		TH_LOG("attempt %d: %lld ms from queueing to unlock, too slow to tell",
+		       attempt, ms);
+	}
+	SKIP(return, "never under 10 ms from queueing to unlock");
+}
+
+/* Relocks the word in user space, entering the kernel only when it must */
+struct relocker {
+	__u32 *word;
+	pthread_t thread;
+	int stop;
+	long ops;
+};
+
+static void *relocker_fn(void *arg)
+{
+	struct relocker *r = arg;
+	__u32 me = fs_gettid(), expected;
+	struct timespec to;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST)) {
+		expected = 0;
+		if (!__atomic_compare_exchange_n(r->word, &expected, me, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			to = fs_deadline(CLOCK_MONOTONIC, 100);
+			if (fs_lock(r->word, FUTEX_SPIN_LOCK_PRIVATE, &to))
+				continue;
+		}
+		r->ops++;
+		expected = me;
+		if (!__atomic_compare_exchange_n(r->word, &expected, 0, false,
+						 __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			fs_unlock(r->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	}
+	return NULL;
+}
+
+/*
+ * Sleepers W and B, W first. An unlock wakes W, which then does not run
+ * (held at the stall point, as a SCHED_IDLE task beside a busy one or a
+ * task in a throttled cgroup would be), and the word is free with WAITERS
+ * clear. A third thread relocks the word in user space from then on and
+ * never has to enter the kernel. B must still get the lock within the
+ * starvation bound (10 ms asleep, 5 ms between handoffs to sleeping
+ * tasks), not when W gets a CPU.
+ */
+TEST_F(races, woken_task_that_does_not_run_holds_back_nobody)
+{
+	struct relocker m = { .word = self->word };
+	struct taker w, b;
+	__u32 me = fs_gettid();
+	long long start;
+	int attempt;
+
+	for (attempt = 0; attempt < 5; attempt++) {
+		w = (struct taker){ .word = self->word };
+		b = (struct taker){ .word = self->word };
+		ASSERT_TRUE(taker_queue_fast(&w, me));
+		ASSERT_TRUE(taker_queue_fast(&b, me));
+		if (taker_wake_held(_metadata, &w))
+			break;
+		TH_LOG("attempt %d: W was handed the lock, not woken", attempt);
+		takers_finish(_metadata, &w, &b);
+		fs_store(self->word, 0);
+	}
+	ASSERT_GT(5, attempt) TH_LOG("W was never woken without a handoff");
+
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_create(&m.thread, NULL, relocker_fn, &m));
+	while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST) && fs_ms_since(start) < 2000)
+		usleep(1000);
+	__atomic_store_n(&m.stop, 1, __ATOMIC_SEQ_CST);
+	pthread_join(m.thread, NULL);
+	TH_LOG("B %s after %lld ms, %ld relocks meanwhile",
+	       __atomic_load_n(&b.done, __ATOMIC_SEQ_CST) ? "got the lock" : "still asleep",
+	       b.at_ns ? (b.at_ns - start) / 1000000 : fs_ms_since(start), m.ops);
+	EXPECT_TRUE(__atomic_load_n(&b.done, __ATOMIC_SEQ_CST) && b.at_ns - start < 1000000000LL)
+		TH_LOG("B waited for W, which never ran");
+	takers_finish(_metadata, &w, &b);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(0, b.ret);
+}
+
+/* A waiter whose every cmpxchg of the word fails with -EAGAIN */
+static void *eagain_waiter_fn(void *arg)
+{
+	struct waiter *w = arg;
+	struct timespec to;
+	long long start;
+
+	w->tid = fs_gettid();
+	if (fs_inject("tid", w->tid) || fs_inject("eagain_ms", 3000)) {
+		w->ret = -EIO;
+		return NULL;
+	}
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	to = fs_deadline(CLOCK_MONOTONIC, w->timeout_ms);
+	w->ret = fs_lock(w->word, FUTEX_SPIN_LOCK_PRIVATE, &to);
+	w->ms = fs_ms_since(start);
+	return NULL;
+}
+
+/*
+ * Another task rewrites the word in a loop (here: the waiter's cmpxchg
+ * fails as an LL/SC helper's may), so the waiter never gets to sleep. It
+ * must still leave at its deadline, not when the word settles.
+ */
+TEST_F(races, failing_cmpxchg_keeps_the_deadline)
+{
+	struct waiter w = { .word = self->word, .timeout_ms = 200 };
+
+	fs_store(self->word, FS_NO_SUCH_TID);
+	ASSERT_EQ(0, pthread_create(&w.thread, NULL, eagain_waiter_fn, &w));
+	pthread_join(w.thread, NULL);
+	ASSERT_NE(-EIO, w.ret);
+	EXPECT_EQ(-ETIMEDOUT, w.ret) TH_LOG("lock: %s", strerror(-w.ret));
+	EXPECT_GT(1500, w.ms)
+		TH_LOG("a 200 ms deadline returned after %lld ms", w.ms);
 }
 
 TEST_HARNESS_MAIN

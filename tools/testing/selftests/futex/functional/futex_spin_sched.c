@@ -6,7 +6,8 @@
  * has waited more than 5 ms, so a thread re-locking in a tight loop cannot
  * starve another waiter, whether that one sleeps or spins; and it hands
  * the lock to a sleeping task at most once per 5 ms, so that the lock
- * does not convoy.
+ * does not convoy; and an unlock costs the same with thousands of woken
+ * sleepers that cannot run as with a few.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <fcntl.h>
 
 #include "kselftest_harness.h"
 #include "futex_spin_test.h"
@@ -424,6 +426,166 @@ TEST(sleepers_handed_the_lock_once_per_bound)
 	}
 	/* One per 5 ms, and one more for each end of the window */
 	EXPECT_GE(ms / 5 + 2, handoffs);
+	fs_teardown(_metadata);
+}
+
+#define NR_WOKEN	2048
+#define RT_RUNTIME	"/proc/sys/kernel/sched_rt_runtime_us"
+
+struct woken_pile {
+	__u32 word;
+	int stop;
+	pthread_t hog;
+	pthread_t thread[NR_WOKEN];
+	long long unlock_ns[NR_WOKEN];
+};
+
+/* Keeps CPU 1 from running the sleepers it wakes: SCHED_FIFO 99, unthrottled */
+static void *pile_hog_fn(void *arg)
+{
+	struct woken_pile *p = arg;
+
+	while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+		;
+	return NULL;
+}
+
+static void *pile_waiter_fn(void *arg)
+{
+	struct woken_pile *p = arg;
+	struct timespec to = fs_deadline(CLOCK_MONOTONIC, 10 * FS_MUST_MS);
+
+	if (!fs_lock(&p->word, FUTEX_SPIN_LOCK_PRIVATE, &to))
+		fs_unlock(&p->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+static int pile_thread(pthread_t *t, int prio, void *(*fn)(void *), void *arg)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_attr_t attr;
+	cpu_set_t set;
+	int err;
+
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	pthread_attr_setschedparam(&attr, &sp);
+	err = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return err;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static long long median_ns(long long *v, int n)
+{
+	long long tmp[128];
+
+	memcpy(tmp, v, n * sizeof(*v));
+	qsort(tmp, n, sizeof(*tmp), cmp_ll);
+	return tmp[n / 2];
+}
+
+static bool rt_runtime_set(const char *val)
+{
+	int fd = open(RT_RUNTIME, O_WRONLY);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
+	close(fd);
+	return ok;
+}
+
+/*
+ * An unlock wakes the first sleeper not woken yet. Woken sleepers that
+ * cannot run pile up in front of it (here SCHED_FIFO 1 tasks on a CPU that
+ * a SCHED_FIFO 99 task keeps; in real life a throttled cgroup), and
+ * finding it must not walk past all of them, with the queue head lock
+ * held, on every unlock. The last unlocks, past 2000 woken sleepers, must
+ * cost about what the first ones did. A sleeper handed the lock, once per
+ * 5 ms, cannot run either; the word is taken back from it, and it returns
+ * owning a lock it does not, which this test does not mind.
+ */
+TEST(unlock_cost_with_thousands_woken)
+{
+	struct woken_pile *p;
+	long long contended, start, first, last;
+	char old[32] = "950000";
+	__u32 me = fs_gettid();
+	int i, fd, n, handoffs = 0;
+	cpu_set_t set;
+
+	fs_setup(_metadata);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs a second CPU");
+	contended = fs_stat(_metadata, "contended");
+	if (contended < 0)
+		SKIP(return, "no futex_spin stats in debugfs");
+	fd = open(RT_RUNTIME, O_RDONLY);
+	ASSERT_LE(0, fd);
+	n = read(fd, old, sizeof(old) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	old[n] = 0;
+	p = calloc(1, sizeof(*p));
+	ASSERT_NE(NULL, p);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
+
+	/* Nobody to spin on: each sleeps at once. */
+	p->word = FS_NO_SUCH_TID;
+	for (i = 0; i < NR_WOKEN; i++)
+		ASSERT_EQ(0, pile_thread(&p->thread[i], 1, pile_waiter_fn, p));
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	while (fs_stat(_metadata, "contended") - contended < NR_WOKEN &&
+	       fs_ms_since(start) < 5 * FS_MUST_MS)
+		usleep(10000);
+	ASSERT_EQ(NR_WOKEN, fs_stat(_metadata, "contended") - contended);
+
+	ASSERT_TRUE(rt_runtime_set("-1"));
+	ASSERT_EQ(0, pile_thread(&p->hog, 99, pile_hog_fn, p));
+	usleep(10000);
+	fs_store(&p->word, me | FUTEX_WAITERS);
+	for (i = 0; i < NR_WOKEN - 1; i++) {
+		start = fs_now_ns(CLOCK_MONOTONIC);
+		fs_unlock(&p->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+		p->unlock_ns[i] = fs_now_ns(CLOCK_MONOTONIC) - start;
+		/*
+		 * Free, or handed to a sleeper that waited past the bound
+		 * (one per 5 ms): that one cannot run either, and the test
+		 * takes the word back from it.
+		 */
+		if (fs_load(&p->word) & FUTEX_TID_MASK)
+			handoffs++;
+		fs_store(&p->word, me);
+	}
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+	pthread_join(p->hog, NULL);
+	rt_runtime_set(old);
+
+	first = median_ns(p->unlock_ns, 128);
+	last = median_ns(p->unlock_ns + NR_WOKEN - 1 - 128, 128);
+	TH_LOG("unlock: %lld ns past the first woken sleepers, %lld ns past %d; %d handoffs",
+	       first, last, NR_WOKEN - 129, handoffs);
+	EXPECT_GT(2 * first, last);
+
+	fs_unlock(&p->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	for (i = 0; i < NR_WOKEN; i++)
+		pthread_join(p->thread[i], NULL);
+	free(p);
 	fs_teardown(_metadata);
 }
 

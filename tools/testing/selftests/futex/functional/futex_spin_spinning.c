@@ -7,7 +7,8 @@
  * does not livelock, a spinner that is preempted leaves its place, and a
  * spinner queues behind many sleepers sooner than behind few and then
  * wakes one to spin in its place, even when its cmpxchg of the word
- * failed on the way.
+ * failed on the way, and a waiter spins for at most 10 ms per call on an
+ * owner that keeps the lock on its CPU.
  *
  * The figures come from the debugfs counters of the feature, which count
  * the whole system: nothing else may use FUTEX_SPIN_LOCK meanwhile.
@@ -47,6 +48,16 @@ struct hammer {
 	long ops;
 	int err;
 };
+
+/* Why the waiters of this kernel do not spin; NULL when they do */
+static const char *no_spinning(void)
+{
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return "needs a second CPU";
+	if (fs_preempt_rt())
+		return "PREEMPT_RT: waiters do not spin";
+	return NULL;
+}
 
 static inline void pause_n(int n)
 {
@@ -202,6 +213,11 @@ TEST_F(spinning, contended_acquisitions_spin)
 	TH_LOG("%ld ops: lock syscalls %lld, by spinning %lld, sleeps %lld, unlock syscalls %lld",
 	       ops, d[L_CALLS], d[SPUN], d[SLEPT], d[U_CALLS]);
 	ASSERT_LT(0, d[L_CALLS]) TH_LOG("no contention: nothing measured");
+	if (fs_preempt_rt()) {
+		/* The policy of PREEMPT_RT: sleep, never spin. */
+		EXPECT_EQ(0, d[SPUN]);
+		return;
+	}
 	/* The majority of contended acquisitions are taken by spinning. */
 	EXPECT_LT(d[L_CALLS], 2 * d[SPUN]);
 	/* Unlock enters the kernel for less than one operation in ten. */
@@ -444,8 +460,8 @@ TEST_F(spinning, preempted_spinner_leaves_its_place)
 {
 	int i;
 
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs a second CPU");
+	if (no_spinning())
+		SKIP(return, "%s", no_spinning());
 
 	for (i = 0; i < PREEMPT_TRIES; i++)
 		if (preempt_try(_metadata, &self->r))
@@ -619,8 +635,8 @@ static void sleepers_run(struct __test_metadata *_metadata, struct run *run,
 
 TEST_F(spinning, spinner_queues_behind_many_sleepers)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs a second CPU");
+	if (no_spinning())
+		SKIP(return, "%s", no_spinning());
 	sleepers_run(_metadata, &self->r, false, 0);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 }
@@ -636,8 +652,8 @@ TEST_F(spinning, spinner_queues_behind_many_sleepers)
  */
 TEST_F(spinning, spinner_that_queues_wakes_a_sleeper)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs a second CPU");
+	if (no_spinning())
+		SKIP(return, "%s", no_spinning());
 	sleepers_run(_metadata, &self->r, false, 0);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 	EXPECT_EQ(1, self->r.delta[WOKEN]);
@@ -652,8 +668,8 @@ TEST_F(spinning, spinner_that_queues_wakes_a_sleeper)
  */
 TEST_F(spinning, spinner_that_queues_beside_a_task_wakes_a_sleeper)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs a second CPU");
+	if (no_spinning())
+		SKIP(return, "%s", no_spinning());
 	sleepers_run(_metadata, &self->r, true, 0);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 	EXPECT_EQ(1, self->r.delta[WOKEN]);
@@ -666,13 +682,133 @@ TEST_F(spinning, spinner_that_queues_beside_a_task_wakes_a_sleeper)
  */
 TEST_F(spinning, spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper)
 {
-	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
-		SKIP(return, "needs a second CPU");
+	if (no_spinning())
+		SKIP(return, "%s", no_spinning());
 	if (!fs_inject_present())
 		SKIP(return, "no %s (CONFIG_FUTEX_SPIN_INJECT)", FS_INJECT);
 	sleepers_run(_metadata, &self->r, false, SLEEPERS_EAGAIN_MS);
 	EXPECT_EQ(1, self->r.delta[BOUNDED]);
 	EXPECT_EQ(1, self->r.delta[WOKEN]);
+}
+
+struct long_owner {
+	__u32 *word;
+	long long hold_ns;
+	int ready;
+};
+
+/* SCHED_FIFO on CPU 0: takes the word the moment it is free, holds it long */
+static void *long_owner_fn(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 5 };
+	struct long_owner *o = arg;
+	__u32 me = fs_gettid(), zero;
+
+	fs_pin(0);
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	__atomic_store_n(&o->ready, 1, __ATOMIC_SEQ_CST);
+	do {
+		zero = 0;
+	} while (!__atomic_compare_exchange_n(o->word, &zero, me, false,
+					      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+	fs_busy_until(fs_now_ns(CLOCK_MONOTONIC) + o->hold_ns);
+	if (!__atomic_compare_exchange_n(o->word, &me, 0, false,
+					 __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		fs_unlock(o->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+/*
+ * A sleeper past its starvation bound is woken, and the lock goes at once
+ * to an owner that then keeps it for a second on its CPU (a long critical
+ * section, or one of two tasks spinning on each other's lock). Owner and
+ * waiter are SCHED_FIFO, each alone on its CPU: the owner is never
+ * preempted and the waiter never asked to give its CPU up. The waiter,
+ * queued and past its bound, sets WAITERS and spins on: it must stop by
+ * itself, after 10 ms of spinning in the call, and sleep. Its CPU time
+ * over the next 300 ms shows which it did.
+ */
+/*
+ * One attempt: false if the unlock handed @w the lock instead (it had
+ * waited past the asleep handoff's 10 ms, on a slow machine).
+ */
+static bool capped_attempt(struct __test_metadata *_metadata, long long *ran_ms)
+{
+	struct long_owner o = { .hold_ns = 1000000000LL };
+	struct waiter w = {
+		.op = FUTEX_SPIN_LOCK_PRIVATE, .timeout_ms = 2 * FS_MUST_MS,
+		.unlock = true,
+	};
+	struct sched_param sp = { .sched_priority = 10 };
+	struct timespec before, after;
+	pthread_attr_t attr;
+	pthread_t owner;
+	clockid_t clock;
+	cpu_set_t set;
+	__u32 word;
+	bool handed;
+
+	o.word = &word;
+	w.word = &word;
+	fs_store(&word, fs_gettid() | FUTEX_WAITERS);
+	EXPECT_EQ(0, pthread_create(&owner, NULL, long_owner_fn, &o));
+	EXPECT_TRUE(fs_wait_flag(&o.ready));
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	pthread_attr_setschedparam(&attr, &sp);
+	EXPECT_EQ(0, pthread_create(&w.thread, &attr, waiter_fn, &w));
+	pthread_attr_destroy(&attr);
+	EXPECT_EQ(0, pthread_getcpuclockid(w.thread, &clock));
+	EXPECT_TRUE(fs_wait_flag(&w.started));
+	/* Asleep, and woken well before the asleep handoff's 10 ms */
+	while (!fs_task_blocked(getpid(), w.tid))
+		;
+	EXPECT_EQ(0, clock_gettime(clock, &before));
+	EXPECT_LE(0, fs_unlock(&word, FUTEX_SPIN_UNLOCK_PRIVATE));
+	usleep(300 * 1000);
+	handed = __atomic_load_n(&w.done, __ATOMIC_SEQ_CST);
+	if (handed)
+		TH_LOG("the waiter was handed the lock after %lld ms", w.ms);
+	if (!handed) {
+		EXPECT_EQ(0, clock_gettime(clock, &after));
+		*ran_ms = (fs_ts_ns(&after) - fs_ts_ns(&before)) / 1000000;
+	}
+	pthread_join(owner, NULL);
+	pthread_join(w.thread, NULL);
+	EXPECT_EQ(0, w.ret);
+	return !handed;
+}
+
+/*
+ * A sleeper is woken and the lock goes at once to an owner that then
+ * keeps it for a second on its CPU (a long critical section, or one of
+ * two tasks spinning on each other's lock). Owner and waiter are
+ * SCHED_FIFO, each alone on its CPU: the owner is never preempted and the
+ * waiter never asked to give its CPU up. The waiter, queued, passes its
+ * starvation bound, sets WAITERS and spins on: it must stop by itself,
+ * after 10 ms of spinning in the call, and sleep. Its CPU time over the
+ * 300 ms after its wakeup shows which it did.
+ */
+TEST(spinning_is_capped_per_call)
+{
+	long long ran_ms = -1;
+	int attempt;
+
+	if (no_spinning())
+		SKIP(return, "%s", no_spinning());
+	for (attempt = 0; attempt < 5; attempt++) {
+		if (capped_attempt(_metadata, &ran_ms))
+			break;
+		TH_LOG("attempt %d: handed the lock, not woken: again", attempt);
+	}
+	ASSERT_GT(5, attempt);
+	TH_LOG("the waiter ran %lld ms of the 300 after its wakeup", ran_ms);
+	EXPECT_GT(100, ran_ms)
+		TH_LOG("a waiter spun on with the owner holding the lock for long");
 }
 
 TEST_HARNESS_MAIN

@@ -171,6 +171,20 @@ static inline bool fs_wait_blocked(pid_t pid, pid_t tid)
 	return false;
 }
 
+/* A PREEMPT_RT kernel, where FUTEX_SPIN_LOCK waiters do not spin */
+static inline bool fs_preempt_rt(void)
+{
+	FILE *f = fopen("/sys/kernel/realtime", "r");
+	int rt = 0;
+
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &rt) != 1)
+		rt = 0;
+	fclose(f);
+	return rt == 1;
+}
+
 /* Join @t within FS_MUST_MS: 0, or ETIMEDOUT if it is still running */
 static inline int fs_join(pthread_t t, void **ret)
 {
