@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make matrix [MATRIX="debug rt kcsan up numa2"]
+# make matrix [MATRIX="debug rt kcsan up numa2 cpus4"]
 #
 # `make check` on the debug kernel, on each variant (VARIANT=rt, kcsan,
-# up; see scripts/variant.mk) and on two sockets (NUMA=2), one after the
-# other, then one line per run: TAP points passed and failed, kernel log
-# splats, wall time of the kernel build and of the check. Fails if any
-# run fails. Results: build/runs/matrix/.
+# up; see scripts/variant.mk), on two sockets (NUMA=2) and on four vCPUs
+# (CPUS=4), one after the other, then one line per run: TAP points passed
+# and failed, kernel log splats, wall time of the kernel build and of the
+# check. Fails if any run fails. Results: build/runs/matrix/.
 
-MATRIX ?= debug rt kcsan up numa2
+MATRIX ?= debug rt kcsan up numa2 cpus4
 
 .PHONY: matrix
 
