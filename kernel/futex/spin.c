@@ -1264,16 +1264,15 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 	return ret;
 }
 
-/* @val2 is the timeout slot, which the unlock keeps unused, unread. */
 int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
-		      unsigned long val2, u32 __user *uaddr2, u32 val3)
+		      u32 __user *uaddr2, u32 val3)
 {
 	union futex_key key = FUTEX_KEY_INIT;
 	u32 tid = task_pid_vnr(current);
 	u32 uval;
 	int ret;
 
-	if (val || val2 || uaddr2 || val3)
+	if (val || uaddr2 || val3)
 		return -EINVAL;
 
 	futex_spin_count(FUTEX_SPIN_STAT_UNLOCK_CALLS);

@@ -559,7 +559,8 @@ TEST_F(spin, unlock_wakes_one)
 	EXPECT_EQ(0, w[0].ret) TH_LOG("lock returned %s", strerror(-w[0].ret));
 	EXPECT_EQ(w[0].tid, w[0].seen & FUTEX_TID_MASK);
 	EXPECT_FALSE(__atomic_load_n(&w[1].done, __ATOMIC_SEQ_CST));
-	EXPECT_TRUE(fs_task_blocked(getpid(), w[1].tid));
+	/* Asleep, but for its one wakeup of its own once it has waited 10 ms */
+	EXPECT_TRUE(fs_wait_blocked(getpid(), w[1].tid));
 	EXPECT_EQ(w[0].tid | FUTEX_WAITERS, fs_load(self->word));
 
 	/* Its unlock wakes the second (unlocks return 0, not whom they woke) */
@@ -1111,15 +1112,21 @@ TEST_F(spin_mixed, unlock_pi)
 {
 	struct mixed *mx = &self->mx;
 
-	/* Its owner lets go the PI way: the spin waiter may have to time out */
+	/*
+	 * Its owner lets go the PI way, which wakes no spin waiter: the
+	 * waiter takes the free word when it wakes itself, once it has
+	 * waited 10 ms, or times out.
+	 */
+	__atomic_store_n(&mx->released, 1, __ATOMIC_SEQ_CST);
 	futex_call(mx->word, FUTEX_UNLOCK_PI | mx->priv, 0, 0, NULL, 0,
 		   "FUTEX_UNLOCK_PI by the owner", _metadata);
+	release_spinner(_metadata, mx);
 	/* And a FUTEX_UNLOCK_PI by somebody else */
 	fs_store(mx->word, FS_NO_SUCH_TID | FUTEX_WAITERS);
 	futex_call(mx->word, FUTEX_UNLOCK_PI | mx->priv, 0, 0, NULL, 0,
 		   "FUTEX_UNLOCK_PI by another", _metadata);
-	fs_store(mx->word, mx->tid | FUTEX_WAITERS);
-	release_spinner(_metadata, mx);
+	fs_store(mx->word, 0);
+	still_a_lock(_metadata, mx->m);
 }
 
 TEST_F(spin_mixed, cmp_requeue)
