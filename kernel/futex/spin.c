@@ -7,6 +7,7 @@
  * The futex word has the layout of a PI futex:
  *
  *   0                           free
+ *   WAITERS                     free, the next locker must enter the kernel
  *   TID                         owned by TID, nobody sleeps in the kernel
  *   TID | WAITERS               owned, the unlock must enter the kernel
  *   OWNER_DIED [| WAITERS]      free, the last owner died holding it
@@ -21,7 +22,9 @@
  *   - set WAITERS on an owned word: before a waiter goes to sleep (queue
  *     head lock held), or while a queued waiter past the starvation bound
  *     spins (no lock: a WAITERS bit too many only sends the next unlock
- *     into the kernel);
+ *     into the kernel); or on a free word, by a sleeper that woke by its
+ *     own timer and is not next in line (queue head lock held), so that
+ *     the next locker and its unlock enter the kernel;
  *   - release the word on unlock: 0, or the TID of a sleeper that waited
  *     longer than the starvation bound, plus WAITERS if others still sleep.
  *     The queue head lock is held, or, when the key has no queue head, the
@@ -488,6 +491,35 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
 }
 
 /*
+ * The sleeper next in line for the lock: the first, unless it was woken
+ * and has not come back to the word (it is not spinning). Such a task may
+ * not get a CPU for long, and the lock would stay idle as long as it does
+ * not run: it is passed over for the first sleeper not woken. Once it
+ * spins, it is first in line again.
+ */
+static struct futex_spin_waiter *futex_spin_next_in_line(struct futex_spin_head *head)
+{
+	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
+
+	if (w && w->woken && !READ_ONCE(w->spinning))
+		w = futex_spin_first_unwoken(head);
+	return w;
+}
+
+/*
+ * May @w take a free word now? A newcomer competes with everybody, and a
+ * sleeper woken by an unlock holds the duty of looking at the word. A
+ * sleeper that woke by itself (see futex_spin_due_arm()) only marks the
+ * word for the kernel, unless it is next in line: taking it would jump
+ * the queue of sleepers woken in order.
+ */
+static bool futex_spin_may_take(struct futex_spin_head *head,
+				struct futex_spin_waiter *w)
+{
+	return !w->queued || w->woken || futex_spin_next_in_line(head) == w;
+}
+
+/*
  * Wake the first sleeper not woken yet, which then answers for the WAITERS
  * bit. Sleepers woken earlier that have not run yet do not hold back the
  * others: when waiters outnumber CPUs a woken task can wait for a CPU
@@ -550,15 +582,17 @@ static int futex_spin_cmpxchg(u32 __user *uaddr, u32 uval, u32 nval)
 }
 
 /*
- * Take the word if it is free, else make sure WAITERS is set so that the
- * owner's unlock enters the kernel. Called with head->lock held.
- * Returns 1 when the caller now owns the word, 0 when it may sleep, or
- * -EAGAIN / -EFAULT / -EDEADLK.
+ * Take the word if it is free and @may_take, else make sure WAITERS is set
+ * so that the owner's unlock, or the next locker of a free word, enters
+ * the kernel. Called with head->lock held. Returns 1 when the caller now
+ * owns the word, 0 when it may sleep, or -EAGAIN / -EFAULT / -EDEADLK.
  */
 static int futex_spin_take_or_mark(struct futex_spin_head *head,
-				   struct futex_spin_waiter *w, u32 __user *uaddr)
+				   struct futex_spin_waiter *w, u32 __user *uaddr,
+				   bool may_take)
 {
 	u32 uval, nval;
+	bool taking;
 	int ret;
 
 	ret = futex_get_value_locked(&uval, uaddr);
@@ -567,21 +601,21 @@ static int futex_spin_take_or_mark(struct futex_spin_head *head,
 	if ((uval & FUTEX_TID_MASK) == w->tid)
 		return -EDEADLK;
 
-	if ((uval & FUTEX_TID_MASK) && (uval & FUTEX_WAITERS))
-		return 0;
-
-	if (!(uval & FUTEX_TID_MASK)) {
+	taking = !(uval & FUTEX_TID_MASK) && may_take;
+	if (taking) {
 		nval = uval | w->tid;
 		if (futex_spin_has_sleepers_besides(head, w))
 			nval |= FUTEX_WAITERS;
 	} else {
+		if (uval & FUTEX_WAITERS)
+			return 0;
 		nval = uval | FUTEX_WAITERS;
 	}
 
 	ret = futex_spin_cmpxchg(uaddr, uval, nval);
 	if (ret)
 		return ret;
-	return !(uval & FUTEX_TID_MASK);
+	return taking;
 }
 
 /* The starvation bound of a spinning waiter, see FUTEX_SPIN_TURNOVER_NS. */
@@ -878,13 +912,14 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 	} else if (fatal_signal_pending(current)) {
 		ret = -EINTR;
 	} else {
-		ret = futex_spin_take_or_mark(head, w, uaddr);
+		ret = futex_spin_take_or_mark(head, w, uaddr,
+					      futex_spin_may_take(head, w));
 		/*
 		 * Not taken: past the deadline or with a signal pending the
 		 * waiter leaves, also when another task keeps changing the
-		 * word under its cmpxchg or the page faults.
+		 * word under its cmpxchg.
 		 */
-		if (!ret || ret == -EAGAIN || ret == -EFAULT)
+		if (!ret || ret == -EAGAIN)
 			ret = futex_spin_may_sleep(head, w, to) ?: ret;
 	}
 
@@ -969,7 +1004,8 @@ static void futex_spin_due_cancel(struct futex_spin_waiter *w)
 	destroy_hrtimer_on_stack(&w->due.timer);
 }
 
-static void futex_spin_sleep(struct futex_spin_head *head,
+/* Returns true when the waiter woke by its own timer, not by an unlock. */
+static bool futex_spin_sleep(struct futex_spin_head *head,
 			     struct futex_spin_waiter *w,
 			     struct hrtimer_sleeper *to)
 {
@@ -988,9 +1024,11 @@ static void futex_spin_sleep(struct futex_spin_head *head,
 	if (!futex_spin_timer_fired(to) && !due)
 		schedule();
 	__set_current_state(TASK_RUNNING);
-	if (w->due_state == FUTEX_SPIN_DUE_ARMED && futex_spin_timer_fired(&w->due))
+	due = w->due_state == FUTEX_SPIN_DUE_ARMED && futex_spin_timer_fired(&w->due);
+	if (due)
 		w->due_state = FUTEX_SPIN_DUE_FIRED;
 	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
+	return due && !READ_ONCE(w->woken);
 }
 
 /* Wait for the word. Returns 0 once it is ours, or an error. */
@@ -998,7 +1036,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
-	bool spin = true, gave_way = false;
+	bool spin = true, gave_way = false, self_woken;
 	int ret;
 
 	for (;;) {
@@ -1033,7 +1071,10 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			continue;
 		}
 		if (ret == -EFAULT) {
+			/* A page that keeps going away does not stop the clock. */
 			ret = fault_in_user_writeable(uaddr);
+			if (!ret)
+				ret = futex_spin_may_sleep(head, w, to);
 			if (ret)
 				return futex_spin_fault_leave(head, w, ret);
 			spin = false;
@@ -1042,14 +1083,15 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		if (ret)
 			return ret;
 
-		futex_spin_sleep(head, w, to);
+		self_woken = futex_spin_sleep(head, w, to);
 		gave_way = false;
 		/*
 		 * Woken: spin again if the owner runs. The sleeper keeps its
 		 * place in the tree meanwhile, so neither its priority order
-		 * nor its starvation bound is lost.
+		 * nor its starvation bound is lost. Woken by its own timer, it
+		 * only looks at the word, see futex_spin_may_take().
 		 */
-		spin = !READ_ONCE(w->handed);
+		spin = !READ_ONCE(w->handed) && !self_woken;
 		if (spin) {
 			futex_spin_count(FUTEX_SPIN_STAT_RESPINS);
 			trace_futex_spin_respin(&head->key, w->tid);
@@ -1066,17 +1108,9 @@ static int futex_spin_wait(struct futex_spin_head *head,
 static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_head *head,
 							   u64 now)
 {
-	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
+	struct futex_spin_waiter *w = futex_spin_next_in_line(head);
 	u64 waited;
 
-	/*
-	 * A sleeper woken earlier that has not come back to the word may not
-	 * get a CPU for long, and the lock would stay idle as long as it does
-	 * not run: it is passed over for the first sleeper not woken. Once it
-	 * spins, it is first in line again.
-	 */
-	if (w && w->woken && !READ_ONCE(w->spinning))
-		w = futex_spin_first_unwoken(head);
 	if (!w)
 		return NULL;
 	waited = now - w->since;

@@ -460,26 +460,6 @@ static void *pile_waiter_fn(void *arg)
 	return NULL;
 }
 
-static int pile_thread(pthread_t *t, int prio, void *(*fn)(void *), void *arg)
-{
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_attr_t attr;
-	cpu_set_t set;
-	int err;
-
-	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-	pthread_attr_setschedparam(&attr, &sp);
-	err = pthread_create(t, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
-	return err;
-}
-
 static int cmp_ll(const void *a, const void *b)
 {
 	long long x = *(const long long *)a, y = *(const long long *)b;
@@ -548,7 +528,8 @@ TEST(unlock_cost_with_thousands_woken)
 	/* Nobody to spin on: each sleeps at once. */
 	p->word = FS_NO_SUCH_TID;
 	for (i = 0; i < NR_WOKEN; i++)
-		ASSERT_EQ(0, pile_thread(&p->thread[i], 1, pile_waiter_fn, p));
+		ASSERT_EQ(0, fs_thread_create_on(&p->thread[i], 1, SCHED_FIFO, 1,
+						 pile_waiter_fn, p));
 	start = fs_now_ns(CLOCK_MONOTONIC);
 	while (fs_stat(_metadata, "contended") - contended < NR_WOKEN &&
 	       fs_ms_since(start) < 5 * FS_MUST_MS)
@@ -556,7 +537,7 @@ TEST(unlock_cost_with_thousands_woken)
 	ASSERT_EQ(NR_WOKEN, fs_stat(_metadata, "contended") - contended);
 
 	ASSERT_TRUE(rt_runtime_set("-1"));
-	ASSERT_EQ(0, pile_thread(&p->hog, 99, pile_hog_fn, p));
+	ASSERT_EQ(0, fs_thread_create_on(&p->hog, 1, SCHED_FIFO, 99, pile_hog_fn, p));
 	usleep(10000);
 	fs_store(&p->word, me | FUTEX_WAITERS);
 	for (i = 0; i < NR_WOKEN - 1; i++) {

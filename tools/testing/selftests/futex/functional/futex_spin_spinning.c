@@ -739,12 +739,9 @@ static bool capped_attempt(struct __test_metadata *_metadata, long long *ran_ms)
 		.op = FUTEX_SPIN_LOCK_PRIVATE, .timeout_ms = 2 * FS_MUST_MS,
 		.unlock = true,
 	};
-	struct sched_param sp = { .sched_priority = 10 };
 	struct timespec before, after;
-	pthread_attr_t attr;
 	pthread_t owner;
 	clockid_t clock;
-	cpu_set_t set;
 	__u32 word;
 	bool handed;
 
@@ -753,15 +750,7 @@ static bool capped_attempt(struct __test_metadata *_metadata, long long *ran_ms)
 	fs_store(&word, fs_gettid() | FUTEX_WAITERS);
 	EXPECT_EQ(0, pthread_create(&owner, NULL, long_owner_fn, &o));
 	EXPECT_TRUE(fs_wait_flag(&o.ready));
-	CPU_ZERO(&set);
-	CPU_SET(1, &set);
-	pthread_attr_init(&attr);
-	pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
-	pthread_attr_setschedparam(&attr, &sp);
-	EXPECT_EQ(0, pthread_create(&w.thread, &attr, waiter_fn, &w));
-	pthread_attr_destroy(&attr);
+	EXPECT_EQ(0, fs_thread_create_on(&w.thread, 1, SCHED_FIFO, 10, waiter_fn, &w));
 	EXPECT_EQ(0, pthread_getcpuclockid(w.thread, &clock));
 	EXPECT_TRUE(fs_wait_flag(&w.started));
 	/* Asleep, and woken well before the asleep handoff's 10 ms */

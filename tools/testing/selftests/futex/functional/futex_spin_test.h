@@ -298,15 +298,24 @@ static inline bool wait_done(struct waiter *w)
 	return fs_wait_flag(&w->done);
 }
 
-/* Create a thread running @fn(@arg) under @policy at @prio (not SCHED_OTHER) */
-static inline int fs_thread_create(pthread_t *t, int policy, int prio,
-				   void *(*fn)(void *), void *arg)
+/*
+ * Create a thread running @fn(@arg) under @policy at @prio (not
+ * SCHED_OTHER), on CPU @cpu only (-1: anywhere)
+ */
+static inline int fs_thread_create_on(pthread_t *t, int cpu, int policy,
+				      int prio, void *(*fn)(void *), void *arg)
 {
 	struct sched_param sp = { .sched_priority = prio };
 	pthread_attr_t attr;
+	cpu_set_t set;
 	int err;
 
 	pthread_attr_init(&attr);
+	if (cpu >= 0) {
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+	}
 	if (policy != SCHED_OTHER) {
 		pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
 		pthread_attr_setschedpolicy(&attr, policy);
@@ -315,6 +324,12 @@ static inline int fs_thread_create(pthread_t *t, int policy, int prio,
 	err = pthread_create(t, &attr, fn, arg);
 	pthread_attr_destroy(&attr);
 	return err;
+}
+
+static inline int fs_thread_create(pthread_t *t, int policy, int prio,
+				   void *(*fn)(void *), void *arg)
+{
+	return fs_thread_create_on(t, -1, policy, prio, fn, arg);
 }
 
 static inline bool fs_debugfs_mounted(void)
