@@ -1036,7 +1036,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
-	bool spin = true, gave_way = false, self_woken;
+	bool spin = true, gave_way = false, faulted = false, self_woken;
 	int ret;
 
 	for (;;) {
@@ -1068,18 +1068,26 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		if (ret == -EAGAIN) {
 			cond_resched();
 			spin = false;
+			faulted = false;
 			continue;
 		}
 		if (ret == -EFAULT) {
-			/* A page that keeps going away does not stop the clock. */
+			/*
+			 * The word is looked at once more after a fault, for
+			 * what it says (EDEADLK, a free word) comes before the
+			 * deadline; but a page that keeps going away does not
+			 * stop the clock.
+			 */
 			ret = fault_in_user_writeable(uaddr);
-			if (!ret)
+			if (!ret && faulted)
 				ret = futex_spin_may_sleep(head, w, to);
 			if (ret)
 				return futex_spin_fault_leave(head, w, ret);
 			spin = false;
+			faulted = true;
 			continue;
 		}
+		faulted = false;
 		if (ret)
 			return ret;
 
