@@ -334,6 +334,34 @@ static void takers_finish(struct __test_metadata *_metadata,
 }
 
 /*
+ * Queue @a, then @b, as sleepers on @word and wake @a, held at the stall
+ * point right after its wakeup. Tried again while the unlock hands @a
+ * the lock instead; false if it always did.
+ */
+static bool takers_queue_wake_first(struct __test_metadata *_metadata,
+				    __u32 *word, struct taker *a,
+				    struct taker *b, int *ticket)
+{
+	__u32 me = fs_gettid();
+	int attempt;
+
+	for (attempt = 0; attempt < 5; attempt++) {
+		if (ticket)
+			*ticket = 0;
+		*a = (struct taker){ .word = word, .ticket = ticket };
+		*b = (struct taker){ .word = word, .ticket = ticket };
+		if (!taker_queue_fast(a, me) || !taker_queue_fast(b, me))
+			return false;
+		if (taker_wake_held(_metadata, a))
+			return true;
+		TH_LOG("attempt %d: the first was handed the lock, not woken", attempt);
+		takers_finish(_metadata, a, b);
+		fs_store(word, 0);
+	}
+	return false;
+}
+
+/*
  * Sleepers A and B queue in that order, and an unlock wakes A. Before A
  * looks at the word again, the word is taken and its page table entry
  * zapped (the page stays, it is shared memory), so A faults and must
@@ -346,21 +374,10 @@ TEST_F(races, fault_keeps_place_in_line)
 	struct taker a, b;
 	long long faults, start;
 	__u32 me = fs_gettid();
-	int ticket, attempt;
+	int ticket;
 
-	for (attempt = 0; attempt < 5; attempt++) {
-		ticket = 0;
-		a = (struct taker){ .word = self->word, .ticket = &ticket };
-		b = (struct taker){ .word = self->word, .ticket = &ticket };
-		ASSERT_TRUE(taker_queue_fast(&a, me));
-		ASSERT_TRUE(taker_queue_fast(&b, me));
-		if (taker_wake_held(_metadata, &a))
-			break;
-		TH_LOG("attempt %d: A was handed the lock, not woken", attempt);
-		takers_finish(_metadata, &a, &b);
-		fs_store(self->word, 0);
-	}
-	ASSERT_GT(5, attempt) TH_LOG("A was never woken without a handoff");
+	ASSERT_TRUE(takers_queue_wake_first(_metadata, self->word, &a, &b, &ticket))
+		TH_LOG("A was never woken without a handoff");
 
 	/* A is woken and held. From here until A faults, nobody touches the word. */
 	fs_store(self->word, me);
@@ -546,22 +563,10 @@ TEST_F(races, woken_task_that_does_not_run_holds_back_nobody)
 {
 	struct relocker m = { .word = self->word };
 	struct taker w, b;
-	__u32 me = fs_gettid();
 	long long start;
-	int attempt;
 
-	for (attempt = 0; attempt < 5; attempt++) {
-		w = (struct taker){ .word = self->word };
-		b = (struct taker){ .word = self->word };
-		ASSERT_TRUE(taker_queue_fast(&w, me));
-		ASSERT_TRUE(taker_queue_fast(&b, me));
-		if (taker_wake_held(_metadata, &w))
-			break;
-		TH_LOG("attempt %d: W was handed the lock, not woken", attempt);
-		takers_finish(_metadata, &w, &b);
-		fs_store(self->word, 0);
-	}
-	ASSERT_GT(5, attempt) TH_LOG("W was never woken without a handoff");
+	ASSERT_TRUE(takers_queue_wake_first(_metadata, self->word, &w, &b, NULL))
+		TH_LOG("W was never woken without a handoff");
 
 	start = fs_now_ns(CLOCK_MONOTONIC);
 	ASSERT_EQ(0, pthread_create(&m.thread, NULL, relocker_fn, &m));
