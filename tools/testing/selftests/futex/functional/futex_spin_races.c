@@ -621,4 +621,21 @@ TEST_F(races, failing_cmpxchg_keeps_the_deadline)
 		TH_LOG("a 200 ms deadline returned after %lld ms", w.ms);
 }
 
+/*
+ * The owner calls FUTEX_SPIN_LOCK again with a deadline already past,
+ * just after the word's page table entry went away (the page stays, it is
+ * shared memory). The call faults, faults the page back in, and must then
+ * say what the word says, EDEADLK, rather than ETIMEDOUT: the deadline
+ * comes into it only if the page keeps going away.
+ */
+TEST_F(races, owner_relock_after_fault_is_edeadlk)
+{
+	struct timespec past = fs_deadline(CLOCK_MONOTONIC, -1000);
+
+	fs_store(self->word, fs_gettid());
+	ASSERT_EQ(0, madvise(self->word, getpagesize(), MADV_DONTNEED));
+	EXPECT_EQ(-EDEADLK, fs_lock(self->word, FUTEX_SPIN_LOCK_PRIVATE, &past));
+	EXPECT_EQ(fs_gettid(), fs_load(self->word));
+}
+
 TEST_HARNESS_MAIN
