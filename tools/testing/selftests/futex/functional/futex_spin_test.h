@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <sys/statfs.h>
+#include <sys/utsname.h>
 
 #include "futex_spin.h"
 
@@ -174,15 +175,10 @@ static inline bool fs_wait_blocked(pid_t pid, pid_t tid)
 /* A PREEMPT_RT kernel, where FUTEX_SPIN_LOCK waiters do not spin */
 static inline bool fs_preempt_rt(void)
 {
-	FILE *f = fopen("/sys/kernel/realtime", "r");
-	int rt = 0;
+	struct utsname u;
 
-	if (!f)
-		return false;
-	if (fscanf(f, "%d", &rt) != 1)
-		rt = 0;
-	fclose(f);
-	return rt == 1;
+	/* The version string names the preemption model: "... PREEMPT_RT ..." */
+	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
 }
 
 /* Join @t within FS_MUST_MS: 0, or ETIMEDOUT if it is still running */
