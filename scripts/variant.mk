@@ -38,7 +38,9 @@ export TAP_EXPECTED_SKIPS := spin_starve.other_cpu.waiter_gets_the_lock \
 	spinning.spinner_that_queues_wakes_a_sleeper \
 	spinning.spinner_that_queues_beside_a_task_wakes_a_sleeper \
 	spinning.spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper \
-	futex-mutex.short_wait_in_user_space
+	futex-mutex.short_wait_in_user_space \
+	global.spinning_is_capped_per_call \
+	global.unlock_cost_with_thousands_woken
 endif
 ifeq ($(VARIANT),rt)
 # PREEMPT_RT waiters do not spin: the tests of spinning itself say so.
@@ -46,7 +48,8 @@ export TAP_EXPECTED_SKIPS := spinning.preempted_spinner_leaves_its_place \
 	spinning.spinner_queues_behind_many_sleepers \
 	spinning.spinner_that_queues_wakes_a_sleeper \
 	spinning.spinner_that_queues_beside_a_task_wakes_a_sleeper \
-	spinning.spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper
+	spinning.spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper \
+	global.spinning_is_capped_per_call
 endif
 endif
 
