@@ -34,6 +34,6 @@ for round in $(seq "${ROUNDS:-3}"); do
 	for k in "${order[@]}"; do
 		scripts/vm-run.sh --kernel "$k" --name "ab$tag-$(basename "$k")-$round" -- \
 			env REP=3 RT=1 TYPES=spin CELLS="$cells" \
-			docs/bench-handoff-bound/guest.sh build/perf/perf
+			docs/analysis/guest.sh build/perf/perf
 	done
 done

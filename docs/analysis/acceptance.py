@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""Issue 14's acceptance, cell by cell, from one make bench run.
+"""The acceptance criteria, cell by cell, from one make bench run.
 
     acceptance.py [results.csv]     (default: build/bench/results.csv)
 

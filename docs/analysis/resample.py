@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""How often one make bench would pass issue 14's acceptance.
+"""How often one make bench would pass acceptance.py's criteria.
 
     resample.py RESULTS.CSV [--repeat 3] [--draws 2000]
 
