@@ -19,7 +19,7 @@ vng_version=1.42
 pkgs="linux-source-6.12 qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
       python3-venv python3-docutils pkg-config
-      sysbench rocksdb-tools memcached libmemcached-tools"
+      sysbench rocksdb-tools memcached libmemcached-tools libhwloc-dev"
 # make kernel ARCH=arm64 (make passes ARCH on): the cross compiler and
 # the QEMU of make check-arm64.
 [ "${ARCH:-}" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu qemu-system-arm"
