@@ -124,6 +124,8 @@ struct futex_spin_head {
 	struct rb_root_cached	sleepers;	/* lock */
 	u64			arrivals;	/* lock */
 	u64			asleep_handoff;	/* lock: when one was last made */
+	/* When an unlock last entered the kernel; sleepers' timers read it */
+	atomic64_t		served;
 	unsigned int		nr_sleepers;	/* lock; spinners read it without */
 
 	struct optimistic_spin_queue osq;
@@ -140,6 +142,7 @@ struct futex_spin_head {
 struct futex_spin_waiter {
 	struct rb_node		node;
 	struct task_struct	*task;
+	struct futex_spin_head	*head;
 	u32			tid;
 	int			prio;		/* head->lock */
 	u64			seq;		/* head->lock */
@@ -155,8 +158,9 @@ struct futex_spin_waiter {
 	bool			woken;		/* head->lock; only while queued */
 	/* head->lock: a sleeper in this subtree has not been woken */
 	bool			unwoken_below;
-	/* Wakes the waiter once it is owed a handoff, see futex_spin_sleep() */
-	struct hrtimer_sleeper	due;
+	/* Wakes the waiter once it is owed a handoff, see futex_spin_due_arm() */
+	struct hrtimer		due;
+	bool			due_fired;
 	enum {
 		FUTEX_SPIN_DUE_NONE,
 		FUTEX_SPIN_DUE_ARMED,
@@ -187,6 +191,7 @@ enum futex_spin_stat {
 	FUTEX_SPIN_STAT_TIMEOUTS,
 	FUTEX_SPIN_STAT_OWNER_DIED,
 	FUTEX_SPIN_STAT_RESPINS,
+	FUTEX_SPIN_STAT_SELF_WAKES,
 	FUTEX_SPIN_STAT_HEADS_CREATED,
 	FUTEX_SPIN_STAT_HEADS_FREED,
 	FUTEX_SPIN_NR_STATS
@@ -202,6 +207,7 @@ static const char * const futex_spin_stat_names[FUTEX_SPIN_NR_STATS] = {
 	[FUTEX_SPIN_STAT_TIMEOUTS]	= "timeouts",
 	[FUTEX_SPIN_STAT_OWNER_DIED]	= "owner_died",
 	[FUTEX_SPIN_STAT_RESPINS]	= "respins",
+	[FUTEX_SPIN_STAT_SELF_WAKES]	= "self_wakes",
 	[FUTEX_SPIN_STAT_HEADS_CREATED]	= "heads_created",
 	[FUTEX_SPIN_STAT_HEADS_FREED]	= "heads_freed",
 };
@@ -983,16 +989,40 @@ static bool futex_spin_timer_fired(struct hrtimer_sleeper *t)
  * asleep handoff's bound wakes itself, once, to set WAITERS or take the
  * word. One timer per waiter that sleeps at all, started only when it
  * first goes to sleep before that bound.
+ *
+ * While unlocks do enter the kernel they serve the sleepers in order, and
+ * waking would only cost the sleeper a context switch and the next locker
+ * and unlocker a system call each. When waiters outnumber CPUs that is
+ * most sleepers, for most of them wait that long. So the timer wakes the
+ * sleeper only once no unlock has entered the kernel for a whole bound,
+ * and otherwise moves on to a bound after the last one.
  */
-static void futex_spin_due_arm(struct futex_spin_waiter *w)
+static enum hrtimer_restart futex_spin_due_expired(struct hrtimer *t)
+{
+	struct futex_spin_waiter *w = container_of(t, struct futex_spin_waiter, due);
+	u64 next = atomic64_read(&w->head->served) + 2 * FUTEX_SPIN_HANDOFF_NS;
+
+	if (next > ktime_to_ns(hrtimer_cb_get_time(t))) {
+		hrtimer_set_expires(t, ns_to_ktime(next));
+		return HRTIMER_RESTART;
+	}
+	WRITE_ONCE(w->due_fired, true);
+	wake_up_process(w->task);
+	return HRTIMER_NORESTART;
+}
+
+static void futex_spin_due_arm(struct futex_spin_head *head,
+			       struct futex_spin_waiter *w)
 {
 	u64 due = w->since + 2 * FUTEX_SPIN_HANDOFF_NS;
 
 	if (w->due_state != FUTEX_SPIN_DUE_NONE || due <= ktime_get_ns())
 		return;
-	hrtimer_init_sleeper_on_stack(&w->due, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	hrtimer_set_expires(&w->due.timer, ns_to_ktime(due));
-	hrtimer_sleeper_start_expires(&w->due, HRTIMER_MODE_ABS);
+	w->head = head;
+	w->due_fired = false;
+	hrtimer_init_on_stack(&w->due, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
+	w->due.function = futex_spin_due_expired;
+	hrtimer_start(&w->due, ns_to_ktime(due), HRTIMER_MODE_ABS_HARD);
 	w->due_state = FUTEX_SPIN_DUE_ARMED;
 }
 
@@ -1000,8 +1030,13 @@ static void futex_spin_due_cancel(struct futex_spin_waiter *w)
 {
 	if (w->due_state == FUTEX_SPIN_DUE_NONE)
 		return;
-	hrtimer_cancel(&w->due.timer);
-	destroy_hrtimer_on_stack(&w->due.timer);
+	hrtimer_cancel(&w->due);
+	destroy_hrtimer_on_stack(&w->due);
+}
+
+static bool futex_spin_due_fired(struct futex_spin_waiter *w)
+{
+	return w->due_state == FUTEX_SPIN_DUE_ARMED && READ_ONCE(w->due_fired);
 }
 
 /* Returns true when the waiter woke by its own timer, not by an unlock. */
@@ -1013,22 +1048,24 @@ static bool futex_spin_sleep(struct futex_spin_head *head,
 
 	futex_spin_count(FUTEX_SPIN_STAT_SLEEPS);
 	trace_futex_spin_sleep(&head->key, w->tid);
-	futex_spin_due_arm(w);
+	futex_spin_due_arm(head, w);
 	/*
 	 * A timer may have fired since the check under the lock, while we
 	 * were still running: look again now that our state is set, or its
 	 * wakeup is lost. A signal needs no such care, schedule() returns at
 	 * once for a pending one.
 	 */
-	due = w->due_state == FUTEX_SPIN_DUE_ARMED && futex_spin_timer_fired(&w->due);
-	if (!futex_spin_timer_fired(to) && !due)
+	if (!futex_spin_timer_fired(to) && !futex_spin_due_fired(w))
 		schedule();
 	__set_current_state(TASK_RUNNING);
-	due = w->due_state == FUTEX_SPIN_DUE_ARMED && futex_spin_timer_fired(&w->due);
+	due = futex_spin_due_fired(w);
 	if (due)
 		w->due_state = FUTEX_SPIN_DUE_FIRED;
 	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
-	return due && !READ_ONCE(w->woken);
+	if (!due || READ_ONCE(w->woken))
+		return false;
+	futex_spin_count(FUTEX_SPIN_STAT_SELF_WAKES);
+	return true;
 }
 
 /* Wait for the word. Returns 0 once it is ours, or an error. */
@@ -1188,6 +1225,8 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 			nval |= FUTEX_WAITERS;
 	}
 	ret = futex_spin_word_release(uaddr, tid, nval, keep);
+	if (!ret)
+		atomic64_set(&head->served, now);
 	if (!ret && w)
 		futex_spin_hand_over(head, w, now, &wake_q);
 	else if (!ret)
