@@ -364,6 +364,7 @@ TEST_F(spin_starve, waiter_gets_the_lock)
 struct convoy {
 	struct futex_spin_mutex m;
 	int cpu;
+	long long hold_ns;
 	int stop;
 	unsigned long turns[NR_CONVOY];
 	pthread_t thread[NR_CONVOY];
@@ -380,37 +381,45 @@ static void *convoy_fn(void *arg)
 	struct convoy_arg *a = arg;
 	struct convoy *c = a->c;
 
-	c->ret[a->id] = relock_until_stopped(&c->m, c->cpu, CONVOY_HOLD_NS,
+	c->ret[a->id] = relock_until_stopped(&c->m, c->cpu, c->hold_ns,
 					     &c->stop, &c->turns[a->id]);
 	return NULL;
+}
+
+/* NR_CONVOY threads on one CPU take turns holding c->hold_ns for CONVOY_MS */
+static void convoy_run(struct __test_metadata *_metadata, struct convoy *c)
+{
+	struct convoy_arg args[NR_CONVOY];
+	cpu_set_t set;
+	int i;
+
+	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
+	for (c->cpu = 0; !CPU_ISSET(c->cpu, &set); c->cpu++)
+		;
+	futex_spin_mutex_init(&c->m, 0);
+	for (i = 0; i < NR_CONVOY; i++) {
+		args[i] = (struct convoy_arg){ .c = c, .id = i };
+		ASSERT_EQ(0, pthread_create(&c->thread[i], NULL, convoy_fn, &args[i]));
+	}
+	usleep(CONVOY_MS * 1000);
+	__atomic_store_n(&c->stop, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < NR_CONVOY; i++)
+		ASSERT_EQ(0, fs_join(c->thread[i], NULL));
 }
 
 TEST(sleepers_handed_the_lock_once_per_bound)
 {
 	long long handoffs = fs_stat(_metadata, "handoffs");
-	struct convoy_arg args[NR_CONVOY];
+	struct convoy c = { .hold_ns = CONVOY_HOLD_NS };
 	unsigned long least = 0, most = 0;
-	struct convoy c = { 0 };
 	long long start, ms;
-	cpu_set_t set;
 	int i;
 
 	fs_setup(_metadata);
 	if (handoffs < 0)
 		SKIP(return, "no futex_spin stats in debugfs");
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
-	for (c.cpu = 0; !CPU_ISSET(c.cpu, &set); c.cpu++)
-		;
-	futex_spin_mutex_init(&c.m, 0);
 	start = fs_now_ns(CLOCK_MONOTONIC);
-	for (i = 0; i < NR_CONVOY; i++) {
-		args[i] = (struct convoy_arg){ .c = &c, .id = i };
-		ASSERT_EQ(0, pthread_create(&c.thread[i], NULL, convoy_fn, &args[i]));
-	}
-	usleep(CONVOY_MS * 1000);
-	__atomic_store_n(&c.stop, 1, __ATOMIC_SEQ_CST);
-	for (i = 0; i < NR_CONVOY; i++)
-		ASSERT_EQ(0, fs_join(c.thread[i], NULL));
+	convoy_run(_metadata, &c);
 	ms = fs_ms_since(start);
 	handoffs = fs_stat(_metadata, "handoffs") - handoffs;
 
@@ -426,6 +435,37 @@ TEST(sleepers_handed_the_lock_once_per_bound)
 	}
 	/* One per 5 ms, and one more for each end of the window */
 	EXPECT_GE(ms / 5 + 2, handoffs);
+	fs_teardown(_metadata);
+}
+
+/*
+ * A sleeper wakes by its own timer when its wait reaches the asleep bound,
+ * for the case that nothing else serves the queue. While unlocks enter the
+ * kernel they serve it in order, and such a wakeup only costs a context
+ * switch and a system call to the next locker and unlocker. Here every
+ * holder keeps the lock 1 ms on the one CPU of all threads, so every
+ * waiter sleeps, the unlocks enter the kernel, and each turn comes after
+ * more than the bound of 10 ms: before the timer looked at the unlocks,
+ * about one wakeup by the timer per turn.
+ */
+TEST(no_timer_wakeups_while_unlocks_serve)
+{
+	long long self_wakes = fs_stat(_metadata, "self_wakes");
+	struct convoy c = { .hold_ns = 1000000 };
+	unsigned long turns = 0;
+	int i;
+
+	fs_setup(_metadata);
+	if (self_wakes < 0)
+		SKIP(return, "no futex_spin stats in debugfs");
+	convoy_run(_metadata, &c);
+	self_wakes = fs_stat(_metadata, "self_wakes") - self_wakes;
+	for (i = 0; i < NR_CONVOY; i++) {
+		EXPECT_EQ(0, c.ret[i]);
+		turns += c.turns[i];
+	}
+	TH_LOG("%lld wakeups by the timer in %lu turns", self_wakes, turns);
+	EXPECT_GE(turns / 10, self_wakes);
 	fs_teardown(_metadata);
 }
 
