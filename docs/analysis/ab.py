@@ -12,6 +12,10 @@ intervals of the throughput change and of the change of the mean slowest
 share, by resampling whole boots with replacement (runs of one boot are
 not independent: a boot can be slow throughout): a change whose interval
 holds 0 is not told apart from the spread between boots.
+
+When the runs include ww (ab.sh with TYPES="ww spin"), also spin's
+throughput over ww's in the same boot, per kernel: the median of those
+per-boot ratios and a 90% interval of it, resampling boots.
 """
 import collections
 import glob
@@ -29,14 +33,14 @@ def fields(line):
     return dict(x.split('=', 1) for x in line.split())
 
 
-def runs(tags, kernel):
+def runs(tags, kernel, mutex='spin'):
     """{cell: [(ops/s, slowest share, sleeps, p99 ns, boot)]} of one kernel"""
     cells = collections.defaultdict(list)
     for tag in tags:
         for path in sorted(glob.glob(f'{RUNS}/ab{tag}-{kernel}-*/output.txt')):
             lines = open(path).read().splitlines()
             for i, line in enumerate(lines):
-                m = re.match(r'spin\s+(\S+)\s+(.*)', line)
+                m = re.match(mutex + r'\s+(\S+)\s+(.*)', line)
                 if not m:
                     continue
                 f = fields(m.group(2))
@@ -73,6 +77,23 @@ def interval(ra, rb, rng):
     return ops[lo], ops[hi], slowest[lo], slowest[hi]
 
 
+def versus_ww(spin, ww, rng):
+    """Per cell: per-boot spin/ww ratios, their median and 90% interval"""
+    out = {}
+    for cell, rows in spin.items():
+        ww_boots = {b[0][4]: statistics.mean(r[0] for r in b)
+                    for b in by_boot(ww.get(cell, []))}
+        ratios = [statistics.mean(r[0] for r in b) / ww_boots[b[0][4]]
+                  for b in by_boot(rows) if b[0][4] in ww_boots]
+        if not ratios:
+            continue
+        meds = sorted(statistics.median(rng.choices(ratios, k=len(ratios)))
+                      for _ in range(DRAWS))
+        out[cell] = (statistics.median(ratios), meds[int(0.05 * DRAWS)],
+                     meds[int(0.95 * DRAWS) - 1], len(ratios))
+    return out
+
+
 def main():
     tags, ka, kb = sys.argv[1].split(','), sys.argv[2], sys.argv[3]
     a, b = runs(tags, ka), runs(tags, kb)
@@ -99,6 +120,13 @@ def main():
             o1, o2, s1, s2 = interval(a[cell], b[cell], rng)
             print('%-10s %+6.1f%% .. %+6.1f%%   %+.2f .. %+.2f' % (
                 cell, 100 * o1, 100 * o2, s1, s2))
+    for k in (ka, kb):
+        vs = versus_ww(runs(tags, k), runs(tags, k, 'ww'), rng)
+        if vs:
+            print(f'spin / ww in the same boot, kernel {k}: median over '
+                  'boots [90% interval], boots')
+        for cell, (med, lo, hi, n) in vs.items():
+            print('%-10s %.3f [%.3f, %.3f]  %d' % (cell, med, lo, hi, n))
 
 
 if __name__ == '__main__':

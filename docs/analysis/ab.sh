@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # A/B of kernels on the cells that moved: boots each kernel in turn, three
-# rounds, and runs guest.sh for spin, 3 runs of 1 s per cell and boot. A
-# kernel is a directory holding arch/x86/boot/bzImage (copy a build there
-# before rebuilding). Results go to build/runs/abTAG-KERNEL-ROUND; compare
-# them with ab.py. Never run two guests at once: they share 2 host CPUs.
+# rounds, and runs guest.sh for spin (TYPES), 3 runs (REP) of 1 s per cell
+# and boot. A kernel is a directory holding arch/x86/boot/bzImage (copy a
+# build there before rebuilding). Results go to
+# build/runs/abTAG-KERNEL-ROUND; compare them with ab.py. Never run two
+# guests at once: they share 2 host CPUs.
 #
 # Even rounds boot the kernels in the reverse order (A B, B A, A B, ...):
 # the kernel booted first in a round ran worse in A/Bs that kept one
@@ -13,7 +14,7 @@
 #
 #   ab.sh TAG KERNEL_DIR...
 #
-# Environment: CELLS (as for guest.sh), ROUNDS (3).
+# Environment: CELLS (as for guest.sh), ROUNDS (3), TYPES (spin), REP (3).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +34,7 @@ for round in $(seq "${ROUNDS:-3}"); do
 	fi
 	for k in "${order[@]}"; do
 		scripts/vm-run.sh --kernel "$k" --name "ab$tag-$(basename "$k")-$round" -- \
-			env REP=3 RT=1 TYPES=spin CELLS="$cells" \
+			env REP="${REP:-3}" RT=1 TYPES="${TYPES:-spin}" CELLS="$cells" \
 			docs/analysis/guest.sh build/perf/perf
 	done
 done
