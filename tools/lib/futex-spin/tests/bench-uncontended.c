@@ -8,19 +8,29 @@
  * is glibc's time over the preload's: the preload's rate relative to
  * glibc's, 1.0 for the same cost.
  *
- *   bench-uncontended [ROUNDS]        paired rounds (default 10)
- *   bench-uncontended --count glibc|preload N
+ *   bench-uncontended [--single] [ROUNDS]
+ *                                     paired rounds (default 10)
+ *   bench-uncontended [--single] --count glibc|preload N
  *                                     N pairs of one, in pairs(), for
  *                                     valgrind --tool=callgrind
  *                                     --toggle-collect=pairs
+ *
+ * glibc takes a mutex that is not process-shared with plain loads and
+ * stores while the process has one thread (__libc_single_threaded), and
+ * with atomic instructions once it has two; the preload always uses
+ * them. A program that needs a mutex has two threads or more, so a
+ * second, idle thread is started first; --single leaves it out and
+ * measures glibc's single-threaded path.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int (*mutex_fn)(pthread_mutex_t *);
 
@@ -103,13 +113,31 @@ static void bootstrap(const double *v, int n, double *lo, double *hi)
 	*hi = meds[B * 975 / 1000];
 }
 
+static void *idle_thread(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	double ratio[256], sorted[256], tg, tp, lo, hi, med;
-	int rounds = argc > 1 ? atoi(argv[1]) : 10, r;
+	bool single = argc > 1 && !strcmp(argv[1], "--single");
+	int rounds, r;
+	pthread_t idle;
 	long n = 1000;
 
+	if (single) {
+		argc--;
+		argv++;
+	}
+	rounds = argc > 1 ? atoi(argv[1]) : 10;
 	resolve();
+	if (!single && pthread_create(&idle, NULL, idle_thread, NULL)) {
+		fprintf(stderr, "no second thread\n");
+		return 2;
+	}
 	if (argc > 3 && !strcmp(argv[1], "--count")) {
 		pairs(!strcmp(argv[2], "glibc") ? &glibc : &preload, 1);
 		pairs(!strcmp(argv[2], "glibc") ? &glibc : &preload,
@@ -123,7 +151,8 @@ int main(int argc, char **argv)
 	while (seconds(&glibc, n) < 0.05)
 		n *= 2;
 	n *= 4;
-	printf("# %d paired rounds of %ld lock/unlock pairs each\n", rounds, n);
+	printf("# %d paired rounds of %ld lock/unlock pairs each, %s\n", rounds,
+	       n, single ? "one thread" : "an idle second thread");
 	printf("# round  glibc ns/pair  preload ns/pair  ratio\n");
 	for (r = 0; r < rounds; r++) {
 		/* The second of a pair ran faster without this warm-up. */
