@@ -42,11 +42,11 @@ else
 	types=${TYPES:-ww spin pi glibc glibc-adaptive tas}
 	out=$RUN_DIR/results.jsonl
 fi
-# The bucket locks are initialised by spin_lock_init(&futex_queues[i].lock)
-# in futex_init(): one class of that name. &hb->lock in case they ever are
-# initialised through a pointer; #N and /N are lockdep's versions and
-# subclasses of a name.
-hb_default='(^|[^[:alnum:]_])(futex_queues\[[^]]*\]\.|hb->)lock(#[0-9]+)?(/[0-9]+)?$'
+# Every bucket lock, of the global and of the private hashes, is
+# initialised by spin_lock_init(&fhb->lock) in futex_hash_bucket_init():
+# one class of that name; #N and /N are lockdep's versions and subclasses
+# of a name.
+hb_default='(^|[^[:alnum:]_])&fhb->lock(#[0-9]+)?(/[0-9]+)?$'
 hb_class=${HB_LOCK_CLASS:-$hb_default}
 lock_stat=/proc/lock_stat
 spin_stats=/sys/kernel/debug/futex_spin/stats

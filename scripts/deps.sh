@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install what the rig needs: the Debian base source, the kernel build
+# Install what the rig needs: the Debian base source (scripts/base.sh), the
+# kernel build
 # tools (with ARCH=arm64 in the environment, the arm64 cross compiler),
 # QEMU, ccache, the programs that make check and make bench-apps run under
 # the futex-spin preload, and in a venv under build/ virtme-ng (pinned),
@@ -13,16 +14,90 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/scripts/base.sh"
 venv=$top/build/venv
 vng_version=1.42
 
-pkgs="linux-source-6.12 qemu-system-x86 build-essential flex bison bc
+pkgs="curl qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
       python3-venv python3-docutils pkg-config
       sysbench rocksdb-tools memcached libmemcached-tools libhwloc-dev"
 # make kernel ARCH=arm64 (make passes ARCH on): the cross compiler and
 # the QEMU of make check-arm64.
 [ "${ARCH:-}" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu qemu-system-arm"
+
+# The base comes from $base_suite: list that suite with every package in it
+# pinned away but $base_pkg, so that nothing else on the machine moves.
+base_source() {
+	local list=/etc/apt/sources.list.d/futex-spin-$base_suite.sources
+	local pin=/etc/apt/preferences.d/futex-spin-$base_pkg
+
+	[ -f "$list" ] && [ -f "$pin" ] && return
+	echo "deps: adding $base_suite for $base_pkg alone"
+	cat >"$list" <<-EOT
+	Types: deb
+	URIs: http://deb.debian.org/debian
+	Suites: $base_suite
+	Components: main
+	Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+	EOT
+	cat >"$pin" <<-EOT
+	Package: *
+	Pin: release n=$base_suite
+	Pin-Priority: -1
+
+	Package: $base_pkg
+	Pin: release n=$base_suite
+	Pin-Priority: 500
+	EOT
+}
+
+export DEBIAN_FRONTEND=noninteractive
+if ! dpkg-query -W -f='${Status}' "$base_pkg" 2>/dev/null | grep -q "ok installed"; then
+	base_source
+	apt-get update -q >/dev/null
+	apt-get install -y -q "$base_pkg" >/dev/null || {
+		echo "deps: cannot install $base_pkg from Debian $base_suite" >&2
+		exit 1
+	}
+fi
+
+# futex_numa_mpol needs libnuma 2.0.18 or later. Bookworm has 2.0.16 and
+# trixie's library needs a newer glibc, so build trixie's source of the
+# library alone under build/numa, for the selftests.
+numa_version=2.0.19
+numa_sha256=8b84ffdebfa0d730fb2fc71bb7ec96bb2d38bf76fb67246fde416a68e04125e4
+numa=$top/build/numa
+if [ ! -f "$numa/lib/libnuma.so.1" ]; then
+	echo "deps: building libnuma $numa_version into build/numa"
+	rm -rf "$numa"
+	mkdir -p "$numa/src" "$numa/include" "$numa/lib/pkgconfig"
+	tarball=$numa/src/numactl_$numa_version.orig.tar.gz
+	curl -fsS -o "$tarball" \
+		"http://deb.debian.org/debian/pool/main/n/numactl/${tarball##*/}" &&
+		echo "$numa_sha256  $tarball" | sha256sum -c --quiet || {
+		echo "deps: cannot fetch Debian's numactl $numa_version source" >&2
+		exit 1
+	}
+	tar -C "$numa/src" -xzf "$tarball"
+	src=$numa/src/numactl-$numa_version
+	# What its configure script would put in config.h comes as -D.
+	: >"$numa/src/config.h"
+	gcc -O2 -fPIC -shared -I"$numa/src" -I"$src" -DTLS=__thread \
+		-DHAVE_ATTRIBUTE_SYMVER=1 -o "$numa/lib/libnuma.so.1" \
+		"$src"/{libnuma,syscall,distance,affinity,sysfs,rtnetlink}.c \
+		-Wl,--version-script,"$src/versions.ldscript" \
+		-Wl,-init,numa_init -Wl,-fini,numa_fini -Wl,-soname,libnuma.so.1
+	ln -s libnuma.so.1 "$numa/lib/libnuma.so"
+	cp "$src/numa.h" "$src/numaif.h" "$numa/include/"
+	cat >"$numa/lib/pkgconfig/numa.pc" <<-EOT
+	Name: numa
+	Description: NUMA policy library
+	Version: $numa_version
+	Libs: -L$numa/lib -lnuma
+	Cflags: -I$numa/include
+	EOT
+fi
 
 missing=
 for p in $pkgs; do

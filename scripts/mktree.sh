@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Assemble build/linux: the pristine Debian linux-source-6.12 as one base
-# commit, then one commit per entry of patches/series, each bringing overlay
-# files (kept at their kernel path in this repo) and patches/*.patch for
-# upstream files. The commits are built in a scratch index and checked out
+# Assemble build/linux: the pristine Debian kernel source (scripts/base.sh)
+# as one base commit, then one commit per entry of patches/series, each
+# bringing overlay files (kept at their kernel path in this repo) and
+# patches/*.patch for upstream files. The commits are built in a scratch index and checked out
 # at the end, so files whose content did not change keep their mtime and
 # kbuild rebuilds only what an edit touched.
 set -euo pipefail
@@ -12,7 +12,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 tree=$top/build/linux
 series=$top/patches/series
-tarball=/usr/src/linux-source-6.12.tar.xz
+. "$top/scripts/base.sh"
 author=${SERIES_AUTHOR:-"Futex Spin Developers <futex-spin@example.org>"}
 stamp="2026-11-22T00:00:00+00:00"
 
@@ -25,28 +25,31 @@ git_t() {
 		git -C "$tree" "$@"
 }
 
-debver=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null) ||
-	die "linux-source-6.12 is not installed (run: make deps)"
+debver=$(dpkg-query -W -f='${Version}' "$base_pkg" 2>/dev/null) ||
+	die "$base_pkg is not installed (run: make deps)"
 author_email=${author#*<}; author_email=${author_email%>}
 
 if [ -d "$tree/.git" ] &&
-   ! grep -qF "linux-source-6.12 $debver" <<<"$(git -C "$tree" log -1 --format=%B base 2>/dev/null)"; then
-	echo "mktree: base is not linux-source-6.12 $debver; unpacking afresh"
+   ! grep -qF "$base_pkg $debver" <<<"$(git -C "$tree" log -1 --format=%B base 2>/dev/null)"; then
+	echo "mktree: base is not $base_pkg $debver; unpacking afresh"
 	rm -rf "$tree"
+	# What was built from the old base is stale, and make cannot tell:
+	# files generated there are newer than the new sources.
+	rm -rf "$top/build/out" "$top/build/selftests" "$top/build/perf"
 fi
 
 if [ ! -d "$tree/.git" ]; then
-	echo "mktree: unpacking linux-source-6.12 $debver"
+	echo "mktree: unpacking $base_pkg $debver"
 	rm -rf "$tree.tmp"
 	mkdir -p "$tree.tmp"
-	tar -C "$tree.tmp" -xf "$tarball"
-	mv "$tree.tmp/linux-source-6.12" "$tree"
+	tar -C "$tree.tmp" -xf "$base_tarball"
+	mv "$tree.tmp/$base_pkg" "$tree"
 	rmdir "$tree.tmp"
 	kver=$(make -s -C "$tree" kernelversion)
 	git -C "$tree" init -q -b work
 	git -C "$tree" add -f -A
-	git_t commit -q -m "Linux $kver (Debian linux-source-6.12 $debver)" \
-		-m "Pristine base: the unpacked $(basename "$tarball") of Debian package linux-source-6.12 version $debver."
+	git_t commit -q -m "Linux $kver (Debian $base_pkg $debver)" \
+		-m "Pristine base: the unpacked $(basename "$base_tarball") of Debian package $base_pkg version $debver."
 	git -C "$tree" tag base
 fi
 

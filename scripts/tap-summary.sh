@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Sum up the TAP test points in a kselftest output: every "ok"/"not ok" at
+# Sum up the TAP test points in kselftest outputs: every "ok"/"not ok" at
 # the top level is one point; a plan ("1..N") whose program ended before
 # reporting N points counts the missing ones as failed, so a test binary
 # that crashes cannot pass silently. Prints "N passed, N failed[, N skipped]"
@@ -34,6 +34,7 @@ function close_plan() {
 	}
 	planned = 0; seen = 0
 }
+FNR == 1 { close_plan() }
 /^1\.\.[0-9]+/ { close_plan(); planned = substr($1, 4) + 0; planline = NR; next }
 /^ok / {
 	seen++
@@ -54,4 +55,4 @@ END {
 	if (expected_skips) line = line sprintf(" (%d expected)", expected_skips)
 	print line
 	exit (failed || skipped > expected_skips || !passed) ? 1 : 0
-}' "$1"
+}' "$@"

@@ -29,6 +29,7 @@ FRAGMENTS := configs/vm.config configs/debug.config configs/$(VARIANT).config
 DEBUG_KOUT := $(KOUT)
 ifeq ($(VARIANT),up)
 CPUS := 1
+WIDE_CPUS :=
 # They need a second CPU and say so with a SKIP; any other skip still fails.
 export TAP_EXPECTED_SKIPS := spin_starve.other_cpu.waiter_gets_the_lock \
 	spinning.contended_acquisitions_spin \
