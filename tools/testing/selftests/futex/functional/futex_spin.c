@@ -444,14 +444,17 @@ TEST_F(spin, einval_timespec)
 }
 
 /*
- * Bits of the operation beyond the command, FUTEX_PRIVATE_FLAG and
- * FUTEX_CLOCK_REALTIME make another command of it: it fails as unknown
- * futex commands do. FUTEX_CLOCK_REALTIME means nothing to an unlock, and
- * makes it unknown too, as for every futex command without a timeout.
+ * Bits of the operation beyond the command and the flags make another
+ * command of it: it fails as unknown futex commands do. A flag that means
+ * nothing to the operation makes it unknown too, as for every futex
+ * command: FUTEX_CLOCK_REALTIME on the unlock, which takes no timeout, and
+ * FUTEX_ROBUST_UNLOCK on the lock. FUTEX_ROBUST_LIST32 only gives the
+ * width of the pending op that FUTEX_ROBUST_UNLOCK clears: alone, it is
+ * refused with EINVAL (futex_spin_robust tests FUTEX_ROBUST_UNLOCK).
  */
 TEST_F(spin, unknown_flags)
 {
-	int bits[] = { 1 << 9, 1 << 10, 1 << 16, 1 << 30 };
+	int bits[] = { 1 << 11, 1 << 16, 1 << 30 };
 	long unknown;
 	int i;
 
@@ -466,6 +469,12 @@ TEST_F(spin, unknown_flags)
 			TH_LOG("FUTEX_SPIN_LOCK with flag %#x", bits[i]);
 		EXPECT_EQ(0, fs_load(self->word));
 	}
+	EXPECT_EQ(unknown, fs_lock(self->word,
+				   self->lock_op | FUTEX_ROBUST_UNLOCK, NULL));
+	EXPECT_EQ(0, fs_load(self->word));
+	EXPECT_EQ(-EINVAL, fs_lock(self->word,
+				   self->lock_op | FUTEX_ROBUST_LIST32, NULL));
+	EXPECT_EQ(0, fs_load(self->word));
 
 	fs_store(self->word, self->tid);
 	for (i = 0; i < ARRAY_SIZE(bits); i++) {
@@ -476,6 +485,9 @@ TEST_F(spin, unknown_flags)
 	}
 	EXPECT_EQ(unknown, fs_unlock(self->word,
 				     self->unlock_op | FUTEX_CLOCK_REALTIME));
+	EXPECT_EQ(self->tid, fs_load(self->word));
+	EXPECT_EQ(-EINVAL, fs_unlock(self->word,
+				     self->unlock_op | FUTEX_ROBUST_LIST32));
 	EXPECT_EQ(self->tid, fs_load(self->word));
 	EXPECT_EQ(0, fs_unlock(self->word, self->unlock_op));
 }

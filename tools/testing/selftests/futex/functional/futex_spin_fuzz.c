@@ -14,7 +14,11 @@
  *    field exchanged on entry and exit, a canary) and that the word names
  *    its owner. Probes whose result the ABI fixes (relock: EDEADLK, foreign
  *    unlock: EPERM, bad arguments: EINVAL) may touch them too, because a
- *    correct kernel leaves the lock alone.
+ *    correct kernel leaves the lock alone. Some unlocks have the kernel
+ *    clear the robust list's pending op (FUTEX_ROBUST_UNLOCK).
+ *  - the process's private futex hash is replaced under all of this
+ *    (PR_FUTEX_HASH_SET_SLOTS), which moves every queue head of its
+ *    private locks, now and then to the global hash for good.
  *  - "abused" words get everything else: forged and garbage values, other
  *    tasks' TIDs, unlocks by non-owners, FUTEX_WAIT/WAKE/LOCK_PI/UNLOCK_PI/
  *    requeue/waitv/futex2 calls, bad addresses and arguments, pages that
@@ -180,6 +184,7 @@ enum op {
 	OP_DONTNEED,
 	OP_SIGNAL,
 	OP_ROBUST_SET,
+	OP_HASH_RESIZE,
 	OP_FORK,
 	OP_EXEC,
 	OP_THREAD_EXIT,
@@ -229,6 +234,7 @@ static const char * const op_names[NR_OPS] = {
 	[OP_DONTNEED]		= "madv_dontneed",
 	[OP_SIGNAL]		= "signal",
 	[OP_ROBUST_SET]		= "robust_garbage",
+	[OP_HASH_RESIZE]	= "hash_resize",
 	[OP_FORK]		= "fork",
 	[OP_EXEC]		= "exec",
 	[OP_THREAD_EXIT]	= "thread_exit",
@@ -494,12 +500,12 @@ struct shm_hdr {
 /* Groups of operations that -d can disable. */
 enum group {
 	G_HONEST, G_ABUSE, G_OTHER, G_PAGES, G_ROBUST, G_SIGNAL, G_FORK,
-	G_EXEC, G_EXIT, G_KILL, G_STOP, NR_GROUPS
+	G_EXEC, G_EXIT, G_KILL, G_STOP, G_HASH, NR_GROUPS
 };
 
 static const char * const group_names[NR_GROUPS] = {
 	"honest", "abuse", "other", "pages", "robust", "signals", "fork",
-	"exec", "exit", "kill", "stop",
+	"exec", "exit", "kill", "stop", "hash",
 };
 
 /* ------------------------------------------------------------------ */
@@ -1638,13 +1644,24 @@ static void honest_unlock(struct worker *w)
 	if (chance(&w->rng, 50) && cas32(&l->word, w->tid, 0, &before)) {
 		account(w, OP_H_UNLOCK_FAST, EB_OK, wid, 0, before, 0, 0, 0);
 	} else {
+		/*
+		 * Now and then the kernel clears the robust list's pending op
+		 * for us, as FUTEX_ROBUST_UNLOCK asks.
+		 */
+		bool robust = chance(&w->rng, 25);
+		int fop = spin_unlock_op(h->fop) | (robust ? FUTEX_ROBUST_UNLOCK : 0);
+
 		before = LOAD(&l->word);
 		RSTORE(&w->sl->hlock, h->li + 1);
-		ret = spin_call(w, OP_H_UNLOCK, &l->word,
-				spin_unlock_op(h->fop), 0, NULL, NULL, 0, 0,
-				&err);
+		ret = spin_call(w, OP_H_UNLOCK, &l->word, fop, 0, NULL,
+				robust ? (void *)&w->rl.head.list_op_pending : NULL,
+				0, 0, &err);
 		account_sys(w, OP_H_UNLOCK, wid, h->fop, before,
 			    RLOAD(&l->word), ret, err);
+		if (!ret && robust && RLOAD(&w->rl.head.list_op_pending))
+			failf(w, CK_ABI,
+			      "FUTEX_SPIN_UNLOCK | FUTEX_ROBUST_UNLOCK of lock %d left the pending op",
+			      h->li);
 		if (ret) {
 			failf(w, CK_ABI,
 			      "FUTEX_SPIN_UNLOCK of our lock %d (word %#x): ret %ld %s, expected 0",
@@ -2010,11 +2027,11 @@ static void abuse_badaddr(struct worker *w)
 /* Invalid arguments on good words: exact errnos, whatever the word. */
 static void abuse_badargs(struct worker *w)
 {
-	int v = rnd(&w->rng, 10), err, fop, wid;
+	int v = rnd(&w->rng, 12), err, fop, wid;
 	int kind = chance(&w->rng, 50) ? WK_AS : WK_AP;
 	unsigned int i = rnd(&w->rng, kind == WK_AP ? NR_AP : NR_AS);
 	unsigned int *uaddr = &aw_addr(kind, i)->word, val = 0, val3 = 0;
-	bool lock = v < 5 || v == 8, any = false;
+	bool lock = v < 5 || v == 8 || v == 10, any = false;
 	unsigned int expect = EINVAL;
 	void *uaddr2 = NULL;
 	const void *tp = NULL;
@@ -2058,8 +2075,8 @@ static void abuse_badargs(struct worker *w)
 		expect = nosys_errno;
 		break;
 	case 8:
-		/* a command number nobody defined */
-		fop |= 1 << (9 + rnd(&w->rng, 22));
+		/* a flag nobody defined, past FUTEX_ROBUST_LIST32 */
+		fop |= 1 << (11 + rnd(&w->rng, 20));
 		any = true;
 		break;
 	case 9:
@@ -2069,6 +2086,15 @@ static void abuse_badargs(struct worker *w)
 			t.ts.tv_nsec = -1;
 		else if (chance(&w->rng, 40))
 			tp = (void *)(1UL << 47);
+		break;
+	case 10:
+		/* FUTEX_ROBUST_UNLOCK on an operation that unlocks nothing */
+		fop |= FUTEX_ROBUST_UNLOCK;
+		expect = nosys_errno;
+		break;
+	case 11:
+		/* the pointer size of a pending op, without one to clear */
+		fop |= FUTEX_ROBUST_LIST32;
 		break;
 	}
 	ret = spin_call(w, OP_A_BADARGS, uaddr,
@@ -2399,6 +2425,25 @@ static void robust_garbage(struct worker *w, int n)
 	account(w, OP_ROBUST_SET, EB_OK, -1, 0, 0, 0, 0, 0);
 }
 
+/*
+ * Replace the process's private futex hash under everybody's feet, which
+ * moves every queue head of its private locks: 2 to 256 slots, and once in
+ * a while 0, the global hash for good, after which every other size is
+ * refused with EBUSY. Without the private hash (or PR_FUTEX_HASH) EINVAL.
+ */
+static void hash_resize(struct worker *w)
+{
+	unsigned int slots = chance(&w->rng, 2) ? 0 : 2U << rnd(&w->rng, 8);
+	long ret;
+	int err;
+
+	ret = prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_SET_SLOTS, slots, 0, 0);
+	err = ret < 0 ? errno : 0;
+	account_sys(w, OP_HASH_RESIZE, -1, slots, 0, 0, ret, err);
+	if (ret < 0 && err != EBUSY && err != EINVAL && err != ENOMEM)
+		failf(w, CK_RUN, "PR_FUTEX_HASH_SET_SLOTS %u: %s", slots, errname(err));
+}
+
 /* ------------------------------------------------------------------ */
 /* Choosing operations                                                 */
 
@@ -2435,6 +2480,7 @@ static const unsigned short base_weights[NR_OPS] = {
 	[OP_MUNMAP]		= 150,	/* all page operations */
 	[OP_SIGNAL]		= 120,
 	[OP_ROBUST_SET]		= 60,
+	[OP_HASH_RESIZE]	= 20,
 	[OP_FORK]		= 6,
 	[OP_EXEC]		= 2,
 	[OP_THREAD_EXIT]	= 5,
@@ -2454,6 +2500,7 @@ static int op_group(int op)
 	switch (op) {
 	case OP_SIGNAL:		return G_SIGNAL;
 	case OP_ROBUST_SET:	return G_ROBUST;
+	case OP_HASH_RESIZE:	return G_HASH;
 	case OP_FORK:		return G_FORK;
 	case OP_EXEC:		return G_EXEC;
 	case OP_THREAD_EXIT:	return G_EXIT;
@@ -2584,6 +2631,9 @@ static void step(struct worker *w)
 		break;
 	case OP_ROBUST_SET:
 		robust_garbage(w, 1);
+		break;
+	case OP_HASH_RESIZE:
+		hash_resize(w);
 		break;
 	case OP_FORK:
 		fork_op(w);

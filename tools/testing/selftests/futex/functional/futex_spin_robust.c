@@ -259,6 +259,84 @@ TEST_F(spin_robust, thread_death_several_locks)
 	}
 }
 
+/*
+ * FUTEX_ROBUST_UNLOCK: once the unlock released the word, the kernel clears
+ * the robust list's pending op that the second address points to (a
+ * 32-bit one with FUTEX_ROBUST_LIST32), so that a task dying right after
+ * the call leaves no pending op naming a lock it no longer owns. An unlock
+ * that fails leaves the pending op alone; FUTEX_ROBUST_LIST32 without
+ * FUTEX_ROBUST_UNLOCK is refused.
+ */
+TEST_F(spin_robust, robust_unlock)
+{
+	struct futex_spin_mutex *m = self->m[0];
+	int unlock_op = futex_spin_op(m, FUTEX_SPIN_UNLOCK);
+	/* The pending op is a pointer: 32 bits wide in a 32-bit process */
+	int width = sizeof(void *) == 4 ? FUTEX_ROBUST_LIST32 : 0;
+	int robust_op = unlock_op | FUTEX_ROBUST_UNLOCK | width;
+	struct futex_spin_thread me;
+	struct waiter w = {
+		.word = &m->word, .op = self->lock_op,
+		.timeout_ms = FS_MUST_MS, .unlock = true,
+	};
+	__u32 pending32;
+
+	ASSERT_EQ(0, futex_spin_thread_init(&me, true));
+
+	/* No waiter: the word goes back to 0 */
+	fs_store(&m->word, me.tid);
+	me.robust.list_op_pending = &m->node;
+	EXPECT_EQ(0, futex_spin_syscall(&m->word, robust_op, 0, NULL,
+					(void *)&me.robust.list_op_pending, 0))
+		TH_LOG("FUTEX_SPIN_UNLOCK | FUTEX_ROBUST_UNLOCK: %s",
+		       strerror(errno));
+	EXPECT_EQ(0, fs_load(&m->word));
+	EXPECT_EQ(NULL, me.robust.list_op_pending);
+
+	/* A sleeper is handed the lock */
+	fs_store(&m->word, me.tid);
+	ASSERT_TRUE(waiter_queue(&w));
+	me.robust.list_op_pending = &m->node;
+	EXPECT_EQ(0, futex_spin_syscall(&m->word, robust_op, 0, NULL,
+					(void *)&me.robust.list_op_pending, 0))
+		TH_LOG("FUTEX_SPIN_UNLOCK | FUTEX_ROBUST_UNLOCK: %s",
+		       strerror(errno));
+	EXPECT_EQ(NULL, me.robust.list_op_pending);
+	ASSERT_EQ(0, fs_join(w.thread, NULL)) TH_LOG("waiter never woken");
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(w.tid, w.seen & FUTEX_TID_MASK);
+	EXPECT_EQ(0, w.unlock_ret);
+	EXPECT_EQ(0, fs_load(&m->word));
+
+	/* The 32-bit pending op of a compat task */
+	fs_store(&m->word, me.tid);
+	pending32 = 0x5a5a5a5a;
+	EXPECT_EQ(0, futex_spin_syscall(&m->word, unlock_op | FUTEX_ROBUST_UNLOCK |
+					FUTEX_ROBUST_LIST32, 0, NULL,
+					&pending32, 0))
+		TH_LOG("FUTEX_ROBUST_LIST32: %s", strerror(errno));
+	EXPECT_EQ(0, fs_load(&m->word));
+	EXPECT_EQ(0, pending32);
+
+	/* Not the owner: EPERM, and the pending op stays */
+	fs_store(&m->word, FS_NO_SUCH_TID);
+	me.robust.list_op_pending = &m->node;
+	EXPECT_EQ(-1, futex_spin_syscall(&m->word, robust_op, 0, NULL,
+					 (void *)&me.robust.list_op_pending, 0));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(&m->node, me.robust.list_op_pending);
+	EXPECT_EQ(FS_NO_SUCH_TID, fs_load(&m->word));
+
+	/* FUTEX_ROBUST_LIST32 alone: EINVAL, nothing released */
+	fs_store(&m->word, me.tid);
+	EXPECT_EQ(-EINVAL, fs_unlock(&m->word, unlock_op | FUTEX_ROBUST_LIST32));
+	EXPECT_EQ(me.tid, fs_load(&m->word));
+	EXPECT_EQ(&m->node, me.robust.list_op_pending);
+	me.robust.list_op_pending = NULL;
+	EXPECT_EQ(0, fs_unlock(&m->word, unlock_op));
+	EXPECT_EQ(0, fs_load(&m->word));
+}
+
 /* Across processes: the word is in MAP_SHARED memory, shared operations */
 
 /* A child process owning the lock, and the pipes to drive it */

@@ -351,12 +351,21 @@ static inline long long fs_stat(struct __test_metadata *_metadata,
 }
 
 /*
- * Acquisitions of the futex hash-bucket locks (one lockdep class) since
- * boot, from /proc/lock_stat; -1 without CONFIG_LOCK_STAT.
+ * The lockdep class of the futex hash-bucket locks: futex_hash_bucket_init()
+ * initialises every one of them, of the global hash and of the processes'
+ * private hashes alike.
+ */
+#define FS_HB_LOCK_CLASS	"&fhb->lock"
+
+/*
+ * Acquisitions of the futex hash-bucket locks since boot, from
+ * /proc/lock_stat: 0 before any (lockdep lists a class once it is used),
+ * -1 without CONFIG_LOCK_STAT or for a line that cannot be read.
  */
 static inline long long fs_hb_lock_acquisitions(void)
 {
-	long long acq = -1;
+	size_t len = strlen(FS_HB_LOCK_CLASS);
+	long long acq = 0;
 	char line[512];
 	FILE *f;
 
@@ -364,17 +373,21 @@ static inline long long fs_hb_lock_acquisitions(void)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		char *name = strstr(line, "futex_queues");
+		char *name = line + strspn(line, " ");
 		double v[8];
 
-		/* The class line; its per-call-site lines follow it. */
-		if (!name || !strchr(name, ':'))
+		/*
+		 * The class line is its name, a colon and the numbers; the
+		 * lines of its call sites that follow have no colon.
+		 */
+		if (strncmp(name, FS_HB_LOCK_CLASS, len) || name[len] != ':')
 			continue;
-		if (sscanf(strchr(name, ':') + 1, "%lf %lf %lf %lf %lf %lf %lf %lf",
-			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8) {
+		if (sscanf(name + len + 1, "%lf %lf %lf %lf %lf %lf %lf %lf",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) == 8)
 			acq = (long long)v[7];
-			break;
-		}
+		else
+			acq = -1;
+		break;
 	}
 	fclose(f);
 	return acq;
