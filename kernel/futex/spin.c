@@ -42,13 +42,15 @@
  * sleeping again, or passes the wakeup on when it gives up.
  *
  * Kernel state: one queue head per futex key, linked into the futex hash
- * bucket and looked up there under RCU. Each task keeps a reference to the
- * head it used last, so it finds it again without a lookup, and a lock in
- * steady use keeps its head. The reference goes when the task uses another
- * key, execs or exits: there is at most one head per task, and user space
- * can make the kernel keep no more. The bucket lock is held only to link a
- * head, to unlink one whose last reference goes, and to release a word
- * whose key has no head; the sleepers are protected by the head's own lock.
+ * bucket (of the process's private hash for a private key, moved with the
+ * waiters when that hash is resized) and looked up there under RCU. Each
+ * task keeps a reference to the head it used last, so it finds it again
+ * without a lookup, and a lock in steady use keeps its head. The reference
+ * goes when the task uses another key, execs or exits: there is at most
+ * one head per task, and user space can make the kernel keep no more. The
+ * bucket lock is held only to link a head, to unlink one whose last
+ * reference goes, and to release a word whose key has no head; the
+ * sleepers are protected by the head's own lock.
  *
  * Lock order: none. hb->lock and head->lock are never held together; the
  * OSQ and RCU are taken with neither held. A failed cmpxchg of the word is
@@ -194,6 +196,7 @@ enum futex_spin_stat {
 	FUTEX_SPIN_STAT_SELF_WAKES,
 	FUTEX_SPIN_STAT_HEADS_CREATED,
 	FUTEX_SPIN_STAT_HEADS_FREED,
+	FUTEX_SPIN_STAT_HEADS_MOVED,
 	FUTEX_SPIN_NR_STATS
 };
 
@@ -210,6 +213,7 @@ static const char * const futex_spin_stat_names[FUTEX_SPIN_NR_STATS] = {
 	[FUTEX_SPIN_STAT_SELF_WAKES]	= "self_wakes",
 	[FUTEX_SPIN_STAT_HEADS_CREATED]	= "heads_created",
 	[FUTEX_SPIN_STAT_HEADS_FREED]	= "heads_freed",
+	[FUTEX_SPIN_STAT_HEADS_MOVED]	= "heads_moved",
 };
 
 static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
@@ -238,7 +242,7 @@ static void futex_spin_count(enum futex_spin_stat stat)
 
 /*
  * Queue heads. A task keeps a reference to the head it used last, in
- * current->futex_spin_head, like the spare pi_state it keeps: the next
+ * current->futex.spin_head, like the spare pi_state it keeps: the next
  * operation on the same futex finds it there with no lookup and no atomic
  * operation, and a lock in steady use keeps its head rather than creating
  * and freeing one per contended burst. The reference goes when the task
@@ -249,6 +253,13 @@ static void futex_spin_count(enum futex_spin_stat stat)
  * the same critical section, so under that lock every linked head is live.
  * Allocating before taking the bucket lock keeps GFP_KERNEL allocations
  * out of it: other futex operations on unrelated keys share it.
+ *
+ * A head lives in the bucket its key hashes to, in the process's private
+ * hash for a private key. Every lookup, link and unlink holds a reference
+ * on that hash (CLASS(hbr)), so the hash is not replaced meanwhile, and a
+ * replacement moves the heads with the waiters (futex_spin_rehash()). A
+ * head holds no reference on the hash: a task keeping one would otherwise
+ * stall every resize until it used another futex.
  */
 static struct futex_spin_head *futex_spin_head_find(struct futex_hash_bucket *hb,
 						    union futex_key *key)
@@ -265,12 +276,24 @@ static struct futex_spin_head *futex_spin_head_find(struct futex_hash_bucket *hb
 
 static struct futex_spin_head *futex_spin_head_lookup(union futex_key *key)
 {
-	struct futex_spin_head *head;
+	CLASS(hbr, hbr)(key);
 
-	rcu_read_lock();
-	head = futex_spin_head_find(futex_hash(key), key);
-	rcu_read_unlock();
-	return head;
+	guard(rcu)();
+	return futex_spin_head_find(hbr.hb, key);
+}
+
+/*
+ * A process gets its private hash when it first shares its mm (clone with
+ * CLONE_VM), and the first one is not rehashed from the global hash: the
+ * process was alone, nobody could wait. A head would be, so a private key
+ * gets its head only once the process has its private hash, as io_uring
+ * does for its futexes.
+ */
+static int futex_spin_private_hash(union futex_key *key)
+{
+	if (!futex_key_is_private(key))
+		return 0;
+	return futex_hash_allocate_default();
 }
 
 static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
@@ -291,13 +314,19 @@ static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 /* Link a new head for @key, unless another task linked one meanwhile. */
 static struct futex_spin_head *futex_spin_head_create(union futex_key *key)
 {
-	struct futex_hash_bucket *hb = futex_hash(key);
 	struct futex_spin_head *head, *spare;
+	struct futex_hash_bucket *hb;
+	int ret;
 
+	ret = futex_spin_private_hash(key);
+	if (ret)
+		return ERR_PTR(ret);
 	spare = futex_spin_head_alloc(key);
 	if (!spare)
 		return ERR_PTR(-ENOMEM);
 
+	CLASS(hbr, hbr)(key);
+	hb = hbr.hb;
 	spin_lock(&hb->lock);
 	head = futex_spin_head_find(hb, key);
 	if (!head) {
@@ -321,24 +350,51 @@ static void futex_spin_head_free(struct rcu_head *rcu)
 
 static void futex_spin_head_put(struct futex_spin_head *head)
 {
-	struct futex_hash_bucket *hb = futex_hash(&head->key);
+	CLASS(hbr, hbr)(&head->key);
 
-	if (!refcount_dec_and_lock(&head->refs, &hb->lock))
+	if (!refcount_dec_and_lock(&head->refs, &hbr.hb->lock))
 		return;
 	hlist_del_rcu(&head->hb_node);
-	spin_unlock(&hb->lock);
+	spin_unlock(&hbr.hb->lock);
 	futex_spin_count(FUTEX_SPIN_STAT_HEADS_FREED);
 
 	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root));
 	call_rcu(&head->rcu, futex_spin_head_free);
 }
 
+#ifdef CONFIG_FUTEX_PRIVATE_HASH
+/*
+ * The private hash is being replaced, futex_rehash_private() holds the
+ * lock of its bucket @old: move the heads linked there to the buckets of
+ * @new. Nobody holds a reference on the old hash any more, so no lookup
+ * walks @old, and @new is not published yet; when @new is the global hash
+ * (no slots), lookups of other processes walk its buckets under RCU.
+ */
+void futex_spin_rehash(struct futex_hash_bucket *old,
+		       struct futex_private_hash *new)
+{
+	struct futex_spin_head *head;
+	struct hlist_node *tmp;
+
+	lockdep_assert_held(&old->lock);
+	hlist_for_each_entry_safe(head, tmp, &old->spin_heads, hb_node) {
+		struct futex_hash_bucket *hb = futex_rehash_bucket(&head->key, new);
+
+		hlist_del_rcu(&head->hb_node);
+		spin_lock_nested(&hb->lock, SINGLE_DEPTH_NESTING);
+		hlist_add_head_rcu(&head->hb_node, &hb->spin_heads);
+		spin_unlock(&hb->lock);
+		futex_spin_count(FUTEX_SPIN_STAT_HEADS_MOVED);
+	}
+}
+#endif
+
 /* @head, referenced, becomes the one current keeps. */
 static void futex_spin_head_keep(struct futex_spin_head *head)
 {
-	struct futex_spin_head *old = current->futex_spin_head;
+	struct futex_spin_head *old = current->futex.spin_head;
 
-	current->futex_spin_head = head;
+	current->futex.spin_head = head;
 	if (old)
 		futex_spin_head_put(old);
 }
@@ -350,7 +406,7 @@ static void futex_spin_head_keep(struct futex_spin_head *head)
  */
 static struct futex_spin_head *futex_spin_head_get(union futex_key *key, bool create)
 {
-	struct futex_spin_head *head = current->futex_spin_head;
+	struct futex_spin_head *head = current->futex.spin_head;
 
 	if (head && futex_match(&head->key, key))
 		return head;
@@ -366,11 +422,11 @@ static struct futex_spin_head *futex_spin_head_get(union futex_key *key, bool cr
 /* @tsk exits or execs: it keeps no head any more. */
 void futex_spin_cleanup(struct task_struct *tsk)
 {
-	struct futex_spin_head *head = tsk->futex_spin_head;
+	struct futex_spin_head *head = tsk->futex.spin_head;
 
 	if (!head)
 		return;
-	tsk->futex_spin_head = NULL;
+	tsk->futex.spin_head = NULL;
 	futex_spin_head_put(head);
 }
 
@@ -1020,8 +1076,8 @@ static void futex_spin_due_arm(struct futex_spin_head *head,
 		return;
 	w->head = head;
 	w->due_fired = false;
-	hrtimer_init_on_stack(&w->due, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_HARD);
-	w->due.function = futex_spin_due_expired;
+	hrtimer_setup_on_stack(&w->due, futex_spin_due_expired, CLOCK_MONOTONIC,
+			       HRTIMER_MODE_ABS_HARD);
 	hrtimer_start(&w->due, ns_to_ktime(due), HRTIMER_MODE_ABS_HARD);
 	w->due_state = FUTEX_SPIN_DUE_ARMED;
 }
@@ -1250,14 +1306,14 @@ static struct futex_spin_head *futex_spin_release_unqueued(union futex_key *key,
 							   u32 tid, u32 keep,
 							   int *ret)
 {
-	struct futex_hash_bucket *hb = futex_hash(key);
+	CLASS(hbr, hbr)(key);
 	struct futex_spin_head *head;
 
-	spin_lock(&hb->lock);
-	head = futex_spin_head_find(hb, key);
+	spin_lock(&hbr.hb->lock);
+	head = futex_spin_head_find(hbr.hb, key);
 	if (!head)
 		*ret = futex_spin_word_release(uaddr, tid, 0, keep);
-	spin_unlock(&hb->lock);
+	spin_unlock(&hbr.hb->lock);
 	return head;
 }
 
@@ -1305,7 +1361,7 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 	struct futex_spin_head *head;
 	int ret;
 
-	if (val || uaddr2 || val3)
+	if (val || uaddr2 || val3 || (flags & FLAGS_ROBUST_LIST32))
 		return -EINVAL;
 
 	futex_spin_count(FUTEX_SPIN_STAT_LOCK_CALLS);
@@ -1350,10 +1406,12 @@ int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
 {
 	union futex_key key = FUTEX_KEY_INIT;
 	u32 tid = task_pid_vnr(current);
+	bool robust = flags & FLAGS_ROBUST_UNLOCK;
 	u32 uval;
 	int ret;
 
-	if (val || uaddr2 || val3)
+	/* With FUTEX_ROBUST_UNLOCK, @uaddr2 is the robust list's pending op */
+	if (val || val3 || (!robust && (uaddr2 || (flags & FLAGS_ROBUST_LIST32))))
 		return -EINVAL;
 
 	futex_spin_count(FUTEX_SPIN_STAT_UNLOCK_CALLS);
@@ -1369,7 +1427,16 @@ int futex_spin_unlock(u32 __user *uaddr, unsigned int flags, u32 val,
 		return -EFAULT;
 	if ((uval & FUTEX_TID_MASK) != tid)
 		return -EPERM;
-	return futex_spin_release(&key, uaddr, tid, 0);
+	ret = futex_spin_release(&key, uaddr, tid, 0);
+	if (ret || !robust)
+		return ret;
+	/*
+	 * As FUTEX_UNLOCK_PI: the lock is no longer ours, so the robust list
+	 * must not name it as our pending operation when we exit.
+	 */
+	if (!futex_robust_list_clear_pending(uaddr2, flags))
+		return -EFAULT;
+	return 0;
 }
 
 /*
