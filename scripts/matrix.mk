@@ -18,10 +18,12 @@ matrix: tree
 # The futex selftests that build for arm64, on the cross-built kernel in
 # qemu-system-aarch64 (scripts/arm64-check.sh).
 ARM64_TESTS ?= futex_spin futex_spin_robust futex_spin_sched \
-	futex_wait_timeout futex_requeue futex_wait_wouldblock
+	futex_spin_hash futex_wait_timeout futex_requeue futex_wait_wouldblock
 
 .PHONY: check-arm64
 
+# Its 2 vCPUs are too few for the hash to grow with threads (past 4).
 check-arm64:
 	@$(MAKE) --no-print-directory ARCH=arm64 kernel
-	@scripts/arm64-check.sh $(ARM64_TESTS)
+	@TAP_EXPECTED_SKIPS=hash.resize_by_new_threads \
+		scripts/arm64-check.sh $(ARM64_TESTS)
