@@ -62,6 +62,19 @@ if ! dpkg-query -W -f='${Status}' "$base_pkg" 2>/dev/null | grep -q "ok installe
 	}
 fi
 
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "deps: installing$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	# shellcheck disable=SC2086 # a list of packages
+	apt-get install -y -q $missing >/dev/null
+fi
+
 # futex_numa_mpol needs libnuma 2.0.18 or later. Bookworm has 2.0.16 and
 # trixie's library needs a newer glibc, so build trixie's source of the
 # library alone under build/numa, for the selftests.
@@ -97,19 +110,6 @@ if [ ! -f "$numa/lib/libnuma.so.1" ]; then
 	Libs: -L$numa/lib -lnuma
 	Cflags: -I$numa/include
 	EOT
-fi
-
-missing=
-for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
-done
-if [ -n "$missing" ]; then
-	echo "deps: installing$missing"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -q >/dev/null
-	# shellcheck disable=SC2086 # a list of packages
-	apt-get install -y -q $missing >/dev/null
 fi
 
 if ! "$venv/bin/vng" --version 2>/dev/null | grep -q "$vng_version" ||
