@@ -1,10 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install what the rig needs: the Debian base source (scripts/base.sh), the
-# kernel build
-# tools (with ARCH=arm64 in the environment, the arm64 cross compiler),
-# QEMU, ccache, the programs that make check and make bench-apps run under
+# Install what the rig needs: the Debian base source (scripts/base.sh),
+# the kernel build tools (with ARCH=arm64 in the environment, the arm64
+# cross compiler), libnuma for one selftest (built under build/numa), QEMU,
+# ccache, the programs that make check and make bench-apps run under
 # the futex-spin preload, and in a venv under build/ virtme-ng (pinned),
 # what checkpatch's SPDX check imports, and docutils for the rst check.
 # With "profile" (make profile), also inferno (pinned) for the flamegraphs,
@@ -52,8 +52,12 @@ base_source() {
 	EOT
 }
 
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "ok installed"
+}
+
 export DEBIAN_FRONTEND=noninteractive
-if ! dpkg-query -W -f='${Status}' "$base_pkg" 2>/dev/null | grep -q "ok installed"; then
+if ! installed "$base_pkg"; then
 	base_source
 	apt-get update -q >/dev/null
 	apt-get install -y -q "$base_pkg" >/dev/null || {
@@ -64,12 +68,10 @@ fi
 
 missing=
 for p in $pkgs; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
-		missing="$missing $p"
+	installed "$p" || missing="$missing $p"
 done
 if [ -n "$missing" ]; then
 	echo "deps: installing$missing"
-	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >/dev/null
 	# shellcheck disable=SC2086 # a list of packages
 	apt-get install -y -q $missing >/dev/null
@@ -142,7 +144,6 @@ if [ -z "$cargo" ]; then
 	# Bookworm's cargo package is Rust 1.63, older than inferno's 1.71;
 	# cargo-web is the newer Rust that Debian keeps for its browsers.
 	echo "deps: installing cargo-web (Debian's Rust) for inferno"
-	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >/dev/null
 	apt-get install -y -q cargo-web >/dev/null
 	cargo=/usr/bin/cargo
