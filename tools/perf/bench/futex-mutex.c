@@ -68,6 +68,7 @@
 #include <time.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/prctl.h>
 #include <perf/cpumap.h>
 
 #include "../util/mutex.h"
@@ -187,6 +188,7 @@ static size_t locks_size;
 static struct worker *worker;
 
 static struct bench_futex_parameters params = {
+	.nbuckets = -1,
 	.nfutexes = 1,
 	.runtime  = 10,
 };
@@ -197,6 +199,8 @@ static const struct option options[] = {
 	OPT_UINTEGER('t', "threads", &params.nthreads, "Specify amount of threads"),
 	OPT_UINTEGER('r', "runtime", &params.runtime, "Specify runtime (in seconds)"),
 	OPT_UINTEGER('f', "futexes", &params.nfutexes, "Specify amount of locks (default 1)"),
+	OPT_INTEGER('b', "buckets", &params.nbuckets,
+		    "Private futex hash slots, 0 for the global hash (default: auto-sized)"),
 	OPT_UINTEGER('l', "load", &load, "Units of work inside the lock (default 10)"),
 	OPT_UINTEGER('w', "wait", &wait_units, "Units of work outside the lock (default 0)"),
 	OPT_STRING(0, "load-kind", &load_kind_name, "kind",
@@ -860,6 +864,15 @@ static double share(unsigned long n, unsigned long of)
 	return of ? (double)n / of : NAN;
 }
 
+/*
+ * Slots of the private futex hash the run ended with: 0 is the global
+ * hash, -1 a kernel without PR_FUTEX_HASH.
+ */
+static int mutex_hash_slots(void)
+{
+	return prctl(PR_FUTEX_HASH, PR_FUTEX_HASH_GET_SLOTS);
+}
+
 static void print_json(struct results *r)
 {
 	printf("{\"mutex\": \"%s\", \"threads\": %u, \"futexes\": %u, \"load\": %u, \"wait\": %u, ",
@@ -887,6 +900,7 @@ static void print_json(struct results *r)
 	print_figure_json("lat_max_ns", "%.0f", r->lat_max);
 	print_figure_json("clock_pair_ns", "%.1f", r->clock_pair);
 	printf("\"time_every\": %u, \"timed_ops\": %lu, ", time_every, r->timed);
+	printf("\"hash_slots\": %d, ", mutex_hash_slots());
 	printf("\"vcsw_per_kop\": %.3f, \"ivcsw_per_kop\": %.3f, \"exclusion\": \"%s\"}\n",
 	       per_kop(r->nvcsw, r->ops), per_kop(r->nivcsw, r->ops),
 	       r->broken_locks || r->overlaps ? "broken" : "ok");
@@ -935,6 +949,7 @@ static void print_summary(struct results *r)
 		       r->broken_locks, r->overlaps);
 	else
 		printf("Mutual exclusion: ok (%lu critical sections checked)\n", r->ops);
+	futex_print_nbuckets(&params);
 
 	printf("result: mutex=%s threads=%u futexes=%u load=%u wait=%u load_kind=%s ",
 	       mtype->name, params.nthreads, params.nfutexes, load, wait_units, load_kind_name);
@@ -954,6 +969,7 @@ static void print_summary(struct results *r)
 		printf("lat_p50_ns=%.0f lat_p99_ns=%.0f lat_max_ns=%.0f ",
 		       r->lat_p50, r->lat_p99, r->lat_max);
 	}
+	printf("hash_slots=%d ", mutex_hash_slots());
 	printf("vcsw_per_kop=%.3f ivcsw_per_kop=%.3f exclusion=%s\n",
 	       per_kop(r->nvcsw, r->ops), per_kop(r->nivcsw, r->ops),
 	       r->broken_locks || r->overlaps ? "broken" : "ok");
@@ -1014,6 +1030,7 @@ int bench_futex_mutex(int argc, const char **argv)
 		if (mlockall(MCL_CURRENT | MCL_FUTURE))
 			err(EXIT_FAILURE, "mlockall");
 	}
+	futex_set_nbuckets_param(&params);
 
 	if (!params.nthreads)
 		params.nthreads = perf_cpu_map__nr(cpu);
