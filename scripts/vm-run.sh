@@ -33,6 +33,11 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || { echo "vm-run: no guest command" >&2; exit 2; }
 
+# A run that fails before the guest boots leaves no older results behind.
+run=$top/build/runs/$name
+rm -rf "$run"
+mkdir -p "$run"
+
 image=$kout/arch/x86/boot/bzImage
 [ -f "$image" ] || { echo "vm-run: no kernel at $image" >&2; exit 2; }
 
@@ -78,9 +83,6 @@ if [ "$numa" -gt 1 ]; then
 	smp=$cpus,sockets=$numa,cores=$per,threads=1
 fi
 
-run=$top/build/runs/$name
-rm -rf "$run"
-mkdir -p "$run"
 log=$run/console.log
 quoted=$(printf '%q ' "$@")
 # How the guest ran, for reports that quote its numbers.
