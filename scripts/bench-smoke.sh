@@ -21,6 +21,10 @@
 # clock before its first attempt, a spinning waiter took the lock in that
 # gap: on the release kernel spin gave 0.54 against 0.97 and tas 0.13
 # against 0.81, on the debug kernel 0.90 against 0.99 and 0.11 against 0.84.
+# ww-global must run on the global hash (0 slots) where ww runs on the
+# process's private one. The slice types must refuse to run, not run as
+# plain spinning, while glibc holds the thread's rseq registration; every
+# other run has glibc's registration off, as in make bench.
 # A last point checks that the check itself works: with no lock at all it
 # must report broken exclusion.
 #
@@ -32,7 +36,8 @@ set -uo pipefail
 
 perf=$1
 status=0
-tests=("ww" "pi" "spin" "spin -S" "spin --spin-tries 0" "glibc" "glibc-adaptive" "tas")
+tests=("ww" "ww-global" "pi" "spin" "spin -S" "spin --spin-tries 0" "spin-slice" "glibc"
+       "glibc-adaptive" "tas" "slice")
 
 # The value of a figure in the benchmark's JSON output $1
 figure() {
@@ -43,11 +48,12 @@ figure() {
 
 mutex() {
 	# shellcheck disable=SC2086 # $1 is a type and maybe options
-	timeout -k 5 60 "$perf" bench -f simple futex mutex -t 2 -r 1 -s -m $1 2>&1
+	GLIBC_TUNABLES=${GLIBC_TUNABLES-glibc.pthread.rseq=0} \
+		timeout -k 5 60 "$perf" bench -f simple futex mutex -t 2 -r 1 -s -m $1 2>&1
 }
 
 echo "TAP version 13"
-echo "1..$((${#tests[@]} + 3))"
+echo "1..$((${#tests[@]} + 5))"
 i=0
 for t in "${tests[@]}"; do
 	i=$((i + 1))
@@ -98,14 +104,36 @@ else
 	status=1
 fi
 
-i=$((i + 1))
+# One TAP point: $1 its name, $2 its status (0: ok), $3 why it is not.
+point() {
+	i=$((i + 1))
+	if [ "$2" -eq 0 ]; then
+		echo "ok $i $1"
+	else
+		echo "not ok $i $1 $3"
+		status=1
+	fi
+}
+
+output=$(mutex "ww --json")
+private=$(figure "$output" hash_slots)
+output=$(mutex "ww-global --json")
+rc=$?
+sed '/^$/d; s/^/# /' <<<"$output"
+global=$(figure "$output" hash_slots)
+[ "$rc" -eq 0 ] && [ "$global" = 0 ] && [ "${private:-0}" -gt 0 ] 2>/dev/null
+point futex-mutex.ww_global_uses_the_global_hash $? \
+	"(exit $rc, slots $global, ww's $private)"
+
+output=$(GLIBC_TUNABLES='' mutex "slice")
+rc=$?
+sed '/^$/d; s/^/# /' <<<"$output"
+[ "$rc" -eq 2 ] && grep -q "glibc.pthread.rseq=0" <<<"$output"
+point futex-mutex.slice_refuses_glibc_rseq $? "(exit $rc)"
+
 output=$(mutex "none -l 100")
 rc=$?
 sed '/^$/d; s/^/# /' <<<"$output"
-if [ "$rc" -eq 1 ] && grep -q "exclusion=broken" <<<"$output"; then
-	echo "ok $i futex-mutex check catches a missing lock"
-else
-	echo "not ok $i futex-mutex check catches a missing lock (exit $rc)"
-	status=1
-fi
+[ "$rc" -eq 1 ] && grep -q "exclusion=broken" <<<"$output"
+point "futex-mutex check catches a missing lock" $? "(exit $rc)"
 exit $status

@@ -23,6 +23,8 @@
  * Lock types (--mutex):
  *
  *   ww              three-state mutex on FUTEX_WAIT / FUTEX_WAKE
+ *   ww-global       ww with the process's futexes in the global hash, as
+ *                   before Linux 6.16 (-b 0)
  *   pi              FUTEX_LOCK_PI / FUTEX_UNLOCK_PI, owner TID in the word
  *   spin            FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK, owner TID in the word;
  *                   a contended lock first looks at the word --spin-tries
@@ -30,13 +32,24 @@
  *   glibc           pthread_mutex_t of type PTHREAD_MUTEX_NORMAL
  *   glibc-adaptive  pthread_mutex_t of type PTHREAD_MUTEX_ADAPTIVE_NP
  *   tas             user-space test-and-test-and-set spinlock with back-off
- *   none            no lock at all: a self-test that must fail the check
+ *   slice           ww that first spins in user space, whose holder asks the
+ *                   scheduler for an rseq time-slice extension (Linux 7.0):
+ *                   upstream's own answer to a preempted lock holder
+ *   spin-slice      spin whose holder asks for the extension as slice does
+ *   none            no lock at all: a self-test that must fail the check, and
+ *                   the same work's speed where the CPUs, not a lock, bound it
+ *
+ * slice and spin-slice register an rseq area of the kernel's feature size
+ * for each thread, which glibc's own registration prevents: run them with
+ * GLIBC_TUNABLES=glibc.pthread.rseq=0. A kernel without
+ * CONFIG_RSEQ_SLICE_EXTENSION lacks them (exit status 2), rather than
+ * running them as plain user-space spinning.
  *
  * The futex based types count their own lock and unlock syscalls. The
  * critical section updates a counter without atomic instructions; at exit
  * it must equal the number of acquisitions, otherwise mutual exclusion broke
  * and the benchmark fails. Exit status: 0 ok, 1 exclusion broken or error,
- * 2 lock type not supported by the running kernel.
+ * 2 lock type that cannot run here (the kernel lacks it, or glibc holds rseq).
  *
  * One operation in --time-every (16), chosen at random, is timed: it reads
  * CLOCK_MONOTONIC once it owns the lock and before it releases it, and
@@ -69,6 +82,8 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
+#include <sys/rseq.h>
 #include <perf/cpumap.h>
 
 #include "../util/mutex.h"
@@ -85,6 +100,35 @@
 #ifndef FUTEX_SPIN_UNLOCK
 #define FUTEX_SPIN_UNLOCK	15
 #endif
+
+/* The rseq time-slice extension of Linux 7.0, for older headers. */
+#ifndef PR_RSEQ_SLICE_EXTENSION
+#define PR_RSEQ_SLICE_EXTENSION		79
+#define PR_RSEQ_SLICE_EXTENSION_SET	2
+#define PR_RSEQ_SLICE_EXT_ENABLE	0x01
+#endif
+#ifndef __NR_rseq_slice_yield
+#define __NR_rseq_slice_yield		471
+#endif
+/* tools/ has a reduced copy of x86's syscall numbers. */
+#ifndef __NR_rseq
+#ifdef __x86_64__
+#define __NR_rseq			334
+#else
+#define __NR_rseq			293	/* asm-generic */
+#endif
+#endif
+#ifndef AT_RSEQ_FEATURE_SIZE
+#define AT_RSEQ_FEATURE_SIZE		27
+#define AT_RSEQ_ALIGN			28
+#endif
+
+/*
+ * slice's spinning: reads of a word held without sleepers before it
+ * sleeps, the bound of Rust's std Mutex and glibc's default
+ * glibc.pthread.mutex_spin_count.
+ */
+#define SLICE_SPIN_READS	100
 
 /* Keep locks and per-thread counters on lines of their own. */
 #define MUTEX_ALIGN		128
@@ -113,6 +157,24 @@
 
 enum load_kind { LOAD_RMW, LOAD_PAUSE };
 
+/*
+ * struct rseq of include/uapi/linux/rseq.h up to slice_ctrl (Linux 7.0),
+ * which the C library's headers may predate.
+ */
+struct bench_rseq {
+	u32 cpu_id_start;
+	u32 cpu_id;
+	u64 rseq_cs;
+	u32 flags;
+	u32 node_id;
+	u32 mm_cid;
+	struct {
+		u8 request;
+		u8 granted;
+		u16 reserved;
+	} slice_ctrl;
+};
+
 struct bench_lock {
 	union {
 		u32 futex;		/* ww, pi, spin, tas */
@@ -139,8 +201,11 @@ struct worker {
 	unsigned long ops;
 	unsigned long lock_syscalls;
 	unsigned long unlock_syscalls;
-	/* Contended acquisitions taken by reading the word (spin). */
+	/* Contended acquisitions taken by reading the word (spin, slice). */
 	unsigned long user_spun;
+	/* slice, spin-slice: the thread's rseq area; extensions granted */
+	struct bench_rseq *rseq;
+	unsigned long slice_yields;
 	unsigned long overlaps;
 	long nvcsw, nivcsw;
 	/* Acquisitions after a release, and those after one's own release. */
@@ -166,6 +231,8 @@ struct mutex_type {
 	int probe_op;		/* unlock op probed on a free word, or -1 */
 	int pthread_type;	/* for the glibc types, or -1 */
 	bool counts_syscalls;
+	bool global_hash;	/* the process's futexes in the global hash */
+	bool slice;		/* the holder asks for a time-slice extension */
 };
 
 static bool done;
@@ -195,7 +262,7 @@ static struct bench_futex_parameters params = {
 
 static const struct option options[] = {
 	OPT_STRING('m', "mutex", &mutex_name, "type",
-		   "Lock type: ww, pi, spin, glibc, glibc-adaptive, tas, none (default ww)"),
+		   "Lock type (default ww; an unknown one lists them)"),
 	OPT_UINTEGER('t', "threads", &params.nthreads, "Specify amount of threads"),
 	OPT_UINTEGER('r', "runtime", &params.runtime, "Specify runtime (in seconds)"),
 	OPT_UINTEGER('f', "futexes", &params.nfutexes, "Specify amount of locks (default 1)"),
@@ -360,6 +427,31 @@ static void ww_unlock(struct bench_lock *l, struct worker *w)
 }
 
 /*
+ * slice: a contended locker reads the word while it is held without
+ * sleepers, and takes it when it reads it free; once it sees sleepers (2),
+ * or after SLICE_SPIN_READS reads, it sleeps as ww does. The holder is
+ * rarely preempted (slice_hold()), so the spinning rarely waits on a
+ * holder that is not running.
+ */
+static void slice_lock_slow(struct bench_lock *l, struct worker *w)
+{
+	unsigned int i;
+	u32 v;
+
+	for (i = 0; i < SLICE_SPIN_READS; i++) {
+		v = __atomic_load_n(&l->futex, __ATOMIC_RELAXED);
+		if (v == 2)
+			break;
+		if (!v && cmpxchg_acquire(&l->futex, 0, 1)) {
+			w->user_spun++;
+			return;
+		}
+		cpu_pause();
+	}
+	ww_lock_slow(l, w);
+}
+
+/*
  * pi and spin: the word holds the owner's TID; 0 -> TID and TID -> 0 are
  * done in user space, anything else (contention, waiters) in the kernel.
  *
@@ -498,17 +590,96 @@ static bool no_trylock(struct bench_lock *l __maybe_unused, struct worker *w __m
 	return true;
 }
 
+/*
+ * The time-slice extension (Documentation/userspace-api/rseq.rst): the
+ * holder sets its rseq area's slice_ctrl.request from the acquisition to
+ * the release, and the scheduler may then let it run on for a few us
+ * when it would preempt it. At the release it clears the request, and if
+ * the scheduler granted an extension it gives the CPU back at once with
+ * rseq_slice_yield(). Only the few instructions from the acquiring atomic
+ * to the request's store go unprotected.
+ */
+static void slice_hold(struct worker *w)
+{
+	WRITE_ONCE(w->rseq->slice_ctrl.request, 1);
+	barrier();
+}
+
+static void slice_release(struct worker *w)
+{
+	barrier();
+	WRITE_ONCE(w->rseq->slice_ctrl.request, 0);
+	barrier();
+	if (READ_ONCE(w->rseq->slice_ctrl.granted)) {
+		w->slice_yields++;
+		syscall(__NR_rseq_slice_yield);
+	}
+}
+
+/*
+ * Registers an rseq area of the kernel's feature size for this thread and
+ * enables the extension on it; NULL, or why the kernel or the C library
+ * does not allow it. The optimized (v2) rseq of Linux 7.0, which alone has
+ * the extension, needs an area larger than the original 32 bytes. *area
+ * is the registered area, to be freed once the thread has exited.
+ */
+static const char *slice_register(struct bench_rseq **area)
+{
+	unsigned long size = getauxval(AT_RSEQ_FEATURE_SIZE);
+	unsigned long align = max(getauxval(AT_RSEQ_ALIGN), 32UL);
+	struct bench_rseq *rs;
+
+	if (__rseq_size)
+		return "glibc holds the thread's rseq: set GLIBC_TUNABLES=glibc.pthread.rseq=0";
+	if (size < sizeof(*rs))
+		return "no rseq slice_ctrl (AT_RSEQ_FEATURE_SIZE below 32)";
+	size = roundup(size, align);
+	rs = aligned_alloc(align, size);
+	if (!rs)
+		return "out of memory";
+	memset(rs, 0, size);
+	if (syscall(__NR_rseq, rs, size, 0, RSEQ_SIG)) {
+		free(rs);
+		return "no rseq registration (CONFIG_RSEQ)";
+	}
+	*area = rs;
+	if (prctl(PR_RSEQ_SLICE_EXTENSION, PR_RSEQ_SLICE_EXTENSION_SET,
+		  PR_RSEQ_SLICE_EXT_ENABLE, 0, 0))
+		return "no time-slice extension (CONFIG_RSEQ_SLICE_EXTENSION, rseq_slice_ext=)";
+	return NULL;
+}
+
 static const struct mutex_type mutex_types[] = {
-	{ "ww",		ww_trylock,	ww_lock_slow,	ww_unlock,	-1, -1, true },
-	{ "pi",		tid_trylock,	pi_lock_slow,	pi_unlock,	FUTEX_UNLOCK_PI, -1, true },
-	{ "spin",	tid_trylock,	spin_lock_slow,	spin_unlock,
-	  FUTEX_SPIN_UNLOCK, -1, true },
-	{ "glibc",	glibc_trylock,	glibc_lock,	glibc_unlock,
-	  -1, PTHREAD_MUTEX_NORMAL, false },
-	{ "glibc-adaptive", glibc_trylock, glibc_lock,	glibc_unlock,
-	  -1, PTHREAD_MUTEX_ADAPTIVE_NP, false },
-	{ "tas",	tas_trylock,	tas_lock,	tas_unlock,	-1, -1, true },
-	{ "none",	no_trylock,	no_lock,	no_lock,	-1, -1, true },
+	{ .name = "ww", .trylock = ww_trylock, .lock_slow = ww_lock_slow,
+	  .unlock = ww_unlock, .probe_op = -1, .pthread_type = -1,
+	  .counts_syscalls = true },
+	{ .name = "ww-global", .trylock = ww_trylock, .lock_slow = ww_lock_slow,
+	  .unlock = ww_unlock, .probe_op = -1, .pthread_type = -1,
+	  .counts_syscalls = true, .global_hash = true },
+	{ .name = "pi", .trylock = tid_trylock, .lock_slow = pi_lock_slow,
+	  .unlock = pi_unlock, .probe_op = FUTEX_UNLOCK_PI, .pthread_type = -1,
+	  .counts_syscalls = true },
+	{ .name = "spin", .trylock = tid_trylock, .lock_slow = spin_lock_slow,
+	  .unlock = spin_unlock, .probe_op = FUTEX_SPIN_UNLOCK, .pthread_type = -1,
+	  .counts_syscalls = true },
+	{ .name = "spin-slice", .trylock = tid_trylock, .lock_slow = spin_lock_slow,
+	  .unlock = spin_unlock, .probe_op = FUTEX_SPIN_UNLOCK, .pthread_type = -1,
+	  .counts_syscalls = true, .slice = true },
+	{ .name = "glibc", .trylock = glibc_trylock, .lock_slow = glibc_lock,
+	  .unlock = glibc_unlock, .probe_op = -1,
+	  .pthread_type = PTHREAD_MUTEX_NORMAL },
+	{ .name = "glibc-adaptive", .trylock = glibc_trylock, .lock_slow = glibc_lock,
+	  .unlock = glibc_unlock, .probe_op = -1,
+	  .pthread_type = PTHREAD_MUTEX_ADAPTIVE_NP },
+	{ .name = "tas", .trylock = tas_trylock, .lock_slow = tas_lock,
+	  .unlock = tas_unlock, .probe_op = -1, .pthread_type = -1,
+	  .counts_syscalls = true },
+	{ .name = "slice", .trylock = ww_trylock, .lock_slow = slice_lock_slow,
+	  .unlock = ww_unlock, .probe_op = -1, .pthread_type = -1,
+	  .counts_syscalls = true, .slice = true },
+	{ .name = "none", .trylock = no_trylock, .lock_slow = no_lock,
+	  .unlock = no_lock, .probe_op = -1, .pthread_type = -1,
+	  .counts_syscalls = true },
 };
 
 /*
@@ -592,6 +763,8 @@ static u64 acquire(struct bench_lock *l, struct worker *w, bool timed)
 			start = now_ns();
 		mtype->lock_slow(l, w);
 	}
+	if (mtype->slice)
+		slice_hold(w);
 	if (!timed)
 		return 0;
 
@@ -621,8 +794,15 @@ static void *workerfn(void *arg)
 	unsigned long ops = 0;
 	struct rusage ru0, ru1;
 
+	const char *why;
+
 	w->tid = syscall(__NR_gettid);
 	w->rng = (w->id + 1) * 2654435761U;
+	if (mtype->slice) {
+		why = slice_register(&w->rseq);
+		if (why)
+			errx(EXIT_FAILURE, "thread %u: rseq time-slice extension: %s", w->id, why);
+	}
 
 	mutex_lock(&thread_lock);
 	threads_starting--;
@@ -638,6 +818,8 @@ static void *workerfn(void *arg)
 
 		critical_section(l, w, acquired);
 		mtype->unlock(l, w);
+		if (mtype->slice)
+			slice_release(w);
 		work(w->data, wait_units);
 		ops++;
 	} while (!READ_ONCE(done));
@@ -714,20 +896,47 @@ static void init_locks(void)
 	pthread_mutexattr_destroy(&attr);
 }
 
-/* An unlock of a free word fails with EPERM where the kernel has the op. */
-static bool mutex_supported(void)
+/*
+ * NULL, or why the running kernel lacks the lock type. An unlock of a free
+ * word fails with EPERM where the kernel has the op; the slice types need
+ * the time-slice extension, probed from a thread of their own.
+ */
+struct slice_probe {
+	struct bench_rseq *area;
+	const char *why;
+};
+
+static void *slice_probe_fn(void *arg)
 {
+	struct slice_probe *probe = arg;
+
+	probe->why = slice_register(&probe->area);
+	return NULL;
+}
+
+static const char *mutex_unsupported(void)
+{
+	struct slice_probe probe = { 0 };
+	pthread_t thread;
 	u32 word = 0;
 
-	if (mtype->probe_op < 0)
-		return true;
-	return futex_syscall(&word, mtype->probe_op, 0, NULL, NULL, 0, futex_flag) < 0 &&
-	       errno == EPERM;
+	if (mtype->probe_op >= 0 &&
+	    (futex_syscall(&word, mtype->probe_op, 0, NULL, NULL, 0, futex_flag) >= 0 ||
+	     errno != EPERM))
+		return strerror(errno);
+	if (!mtype->slice)
+		return NULL;
+	if (pthread_create(&thread, NULL, slice_probe_fn, &probe) ||
+	    pthread_join(thread, NULL))
+		err(EXIT_FAILURE, "pthread_create");
+	free(probe.area);
+	return probe.why;
 }
 
 struct results {
 	double secs, ops_per_sec;
 	unsigned long ops, lock_syscalls, unlock_syscalls, user_spun, overlaps;
+	unsigned long slice_yields;
 	long nvcsw, nivcsw;
 	struct stats thread_stats;
 	double thread_min, thread_max, thread_stddev;
@@ -785,6 +994,7 @@ static void collect(struct results *r, double clock_pair)
 		r->lock_syscalls += w->lock_syscalls;
 		r->unlock_syscalls += w->unlock_syscalls;
 		r->user_spun += w->user_spun;
+		r->slice_yields += w->slice_yields;
 		r->overlaps += w->overlaps;
 		r->nvcsw += w->nvcsw;
 		r->nivcsw += w->nivcsw;
@@ -887,6 +1097,8 @@ static void print_json(struct results *r)
 	print_syscalls_json("lock_syscalls_per_kop", r->lock_syscalls, r->ops);
 	print_syscalls_json("unlock_syscalls_per_kop", r->unlock_syscalls, r->ops);
 	print_syscalls_json("user_spun_per_kop", r->user_spun, r->ops);
+	print_figure_json("slice_yields_per_kop", "%.3f",
+			  mtype->slice ? per_kop(r->slice_yields, r->ops) : NAN);
 	print_figure_json("slowest_share", "%.3f", r->slowest_share);
 	print_figure_json("fastest_share", "%.3f", r->fastest_share);
 	print_figure_json("jain", "%.4f", r->jain);
@@ -929,6 +1141,9 @@ static void print_summary(struct results *r)
 		printf("Syscalls per 1000 ops: n/a (inside glibc)\n");
 	printf("Context switches per 1000 ops: voluntary %.2f, involuntary %.2f\n",
 	       per_kop(r->nvcsw, r->ops), per_kop(r->nivcsw, r->ops));
+	if (mtype->slice)
+		printf("Time-slice extensions granted and yielded per 1000 ops: %.3f\n",
+		       per_kop(r->slice_yields, r->ops));
 	printf("Fairness: slowest thread %.3f, fastest %.3f of the mean, Jain's index %.4f\n",
 	       r->slowest_share, r->fastest_share, r->jain);
 	printf("Acquisitions by the thread that released last: %.2f%%\n",
@@ -969,6 +1184,8 @@ static void print_summary(struct results *r)
 		printf("lat_p50_ns=%.0f lat_p99_ns=%.0f lat_max_ns=%.0f ",
 		       r->lat_p50, r->lat_p99, r->lat_max);
 	}
+	if (mtype->slice)
+		printf("slice_yields_per_kop=%.3f ", per_kop(r->slice_yields, r->ops));
 	printf("hash_slots=%d ", mutex_hash_slots());
 	printf("vcsw_per_kop=%.3f ivcsw_per_kop=%.3f exclusion=%s\n",
 	       per_kop(r->nvcsw, r->ops), per_kop(r->nivcsw, r->ops),
@@ -981,6 +1198,7 @@ int bench_futex_mutex(int argc, const char **argv)
 	struct perf_cpu_map *cpu;
 	struct results res;
 	double clock_pair = NAN;
+	const char *why;
 	unsigned int i;
 	int ret;
 
@@ -991,8 +1209,15 @@ int bench_futex_mutex(int argc, const char **argv)
 	for (i = 0; i < ARRAY_SIZE(mutex_types); i++)
 		if (!strcmp(mutex_name, mutex_types[i].name))
 			mtype = &mutex_types[i];
-	if (!mtype || !params.nfutexes || !params.runtime) {
-		fprintf(stderr, "futex-mutex: bad lock type, number of locks or runtime\n");
+	if (!mtype) {
+		fprintf(stderr, "futex-mutex: unknown lock type '%s'; the types:", mutex_name);
+		for (i = 0; i < ARRAY_SIZE(mutex_types); i++)
+			fprintf(stderr, " %s", mutex_types[i].name);
+		fprintf(stderr, "\n");
+		goto err;
+	}
+	if (!params.nfutexes || !params.runtime) {
+		fprintf(stderr, "futex-mutex: bad number of locks or runtime\n");
 		goto err;
 	}
 	if (!strcmp(load_kind_name, "pause")) {
@@ -1002,15 +1227,21 @@ int bench_futex_mutex(int argc, const char **argv)
 		goto err;
 	}
 
+	if (mtype->global_hash) {
+		if (params.nbuckets > 0) {
+			fprintf(stderr, "futex-mutex: %s is ww with -b 0\n", mtype->name);
+			goto err;
+		}
+		params.nbuckets = 0;
+	}
 	if (!params.fshared)
 		futex_flag = FUTEX_PRIVATE_FLAG;
 
-	if (!mutex_supported()) {
-		const char *why = strerror(errno);
-
+	why = mutex_unsupported();
+	if (why) {
 		if (json)
 			printf("{\"mutex\": \"%s\", \"error\": \"%s\"}\n", mtype->name, why);
-		fprintf(stderr, "futex-mutex: this kernel lacks lock type '%s': %s\n",
+		fprintf(stderr, "futex-mutex: lock type '%s' cannot run here: %s\n",
 			mtype->name, why);
 		return EXIT_UNSUPPORTED;
 	}
@@ -1095,6 +1326,9 @@ int bench_futex_mutex(int argc, const char **argv)
 	if (mtype->pthread_type >= 0)
 		for (i = 0; i < params.nfutexes; i++)
 			pthread_mutex_destroy(&locks[i].pmutex);
+	/* Their threads have exited: the kernel writes to the areas no more. */
+	for (i = 0; i < params.nthreads; i++)
+		free(worker[i].rseq);
 	munmap(locks, locks_size);
 	free(worker);
 	perf_cpu_map__put(cpu);
