@@ -2,13 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Runs inside the guest: the mutex benchmark sweep. Every lock type at every
-# thread count, load and outside work, REPEAT runs each (the types
-# interleaved), one JSON line per run in $RUN_DIR/results.jsonl and one
-# progress line per cell.
+# thread count, load and outside work, in REPEAT rounds per cell: a round
+# runs every type once, starting one type later than the round before, so
+# that no type always follows the same one. One JSON line per run in
+# $RUN_DIR/results.jsonl, with its round, and one progress line per cell.
+#
+# Every run has glibc's rseq registration off (GLIBC_TUNABLES), because the
+# slice types register their own, at the kernel's feature size; the other
+# types then run in the same conditions.
 #
 #   bench-guest.sh PERF
 #
-# Environment: RUNTIME (seconds per run, 1), REPEAT (3), BENCH_ARGS (more
+# Environment: RUNTIME (seconds per run, 1), REPEAT (8), BENCH_ARGS (more
 # perf bench options for every run), LOAD_KIND (the unit of work, rmw or
 # pause; rmw), and the grid: TYPES, THREADS, LOADS, WAIT_FACTORS (the work
 # outside the lock as a multiple of the load: "0 9" runs every cell with
@@ -38,8 +43,8 @@ if [ "$count" = 1 ]; then
 	types=${TYPES:-ww spin}
 	out=$RUN_DIR/counts.jsonl
 else
-	repeat=${REPEAT:-3}
-	types=${TYPES:-ww spin pi glibc glibc-adaptive tas}
+	repeat=${REPEAT:-8}
+	types=${TYPES:-ww ww-global spin spin-slice pi glibc glibc-adaptive tas slice none}
 	out=$RUN_DIR/results.jsonl
 fi
 # Every bucket lock, of the global and of the private hashes, is
@@ -59,6 +64,7 @@ mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug 2>/de
 	echo "cpus=$(nproc)"
 	echo "runtime=$runtime"
 	echo "repeat=$repeat"
+	echo "types=$types"
 	echo "load_kind=$kind"
 	echo "wait_factors=$factors"
 	echo "args=${BENCH_ARGS:-}"
@@ -125,7 +131,8 @@ bench() {
 	local t=$1 n=$2 l=$3 w=$4 out_line
 
 	# shellcheck disable=SC2086 # BENCH_ARGS is a list of options
-	timeout -k 5 $((runtime + 120)) "$perf" bench -f simple futex mutex \
+	GLIBC_TUNABLES=glibc.pthread.rseq=0 \
+		timeout -k 5 $((runtime + 120)) "$perf" bench -f simple futex mutex \
 		-m "$t" -t "$n" -l "$l" -w "$w" --load-kind "$kind" -r "$runtime" \
 		--json ${BENCH_ARGS:-} >"$tmp/run.out"
 	rc=$?
@@ -136,11 +143,13 @@ bench() {
 	[ -n "$line" ] || [ "$rc" -ne 0 ] || rc=1
 }
 
-# One run: its JSON line goes to $out; a type the kernel lacks (exit 2) is
-# recorded once and left out from then on. The count pass adds its counts
-# to the line and to $progress.
+# One run of round $5: its JSON line goes to $out; a type the kernel lacks
+# (exit 2) is recorded once and left out from then on. `none` must report
+# broken exclusion, which fails only the other types. The count pass adds
+# its counts to the line and to $progress.
 run() {
-	local t=$1 n=$2 l=$3 w=$4 line rc acq names heads h0 ops=0 rate=0 hb_kop heads_kop
+	local t=$1 n=$2 l=$3 w=$4 round=$5 line rc acq names heads h0 ops=0 rate=0
+	local hb_kop heads_kop
 
 	if [ "$count" = 1 ]; then
 		[ -w "$lock_stat" ] && echo 0 >"$lock_stat"
@@ -159,6 +168,7 @@ run() {
 		echo "$line" >>"$out"
 		return
 	fi
+	[ "$t" != none ] || [ "$rc" -ne 1 ] || [[ $line != *'"exclusion": "broken"'* ]] || rc=0
 	if [ "$rc" -ne 0 ]; then
 		failed=1
 		echo "# FAILED: $t threads=$n load=$l wait=$w (exit $rc) $line"
@@ -179,7 +189,7 @@ run() {
 		fi
 		line="${line%\}}, \"hb_lock_acquisitions\": $acq, \"hb_lock_class\": $names, \"heads_created\": $heads}"
 	fi
-	echo "$line" >>"$out"
+	echo "${line%\}}, \"round\": $round}" >>"$out"
 }
 
 # Progress of the sweep: per type, the mean kops/s of this cell's runs.
@@ -211,8 +221,11 @@ for n in $threads; do
 			cell=$((cell + 1))
 			progress=
 			for ((r = 0; r < repeat; r++)); do
-				for t in $types; do
-					[[ $missing == *" $t "* ]] || run "$t" "$n" "$l" "$w"
+				read -ra order <<<"$types"
+				k=${#order[@]}
+				for ((i = 0; i < k; i++)); do
+					t=${order[(i + r) % k]}
+					[[ $missing == *" $t "* ]] || run "$t" "$n" "$l" "$w" "$r"
 				done
 			done
 			[ "$count" = 1 ] || progress=$(summary "$n" "$l" "$w")

@@ -9,19 +9,34 @@ run) and guest.txt from scripts/bench-guest.sh. COUNT_DIR, if given, holds
 counts.jsonl and guest.txt of its count pass (COUNT=1) on the debug kernel:
 hash-bucket lock acquisitions and queue heads created per run. Writes
 OUT_DIR/results.csv (every run), OUT_DIR/counts.csv (every count run),
-OUT_DIR/results.md (per cell and type: means over the repeats; also
-printed) and OUT_DIR/throughput.png (throughput, slowest thread's share
-and p99 latency against threads, one column per load).
+OUT_DIR/results.md (per cell: spin's verdict against every other type
+from its ratios paired by round; per cell and type: means over the
+rounds; also printed) and OUT_DIR/throughput.png (throughput, slowest
+thread's share and p99 latency against threads, one column per load).
+
+The verdict of spin against a type in a cell: the geometric mean of
+spin's throughput over the type's in the same round, and its 95%
+percentile bootstrap interval over the rounds. lead: the interval lies
+above 1.05; trail: below 0.95; parity: otherwise. Beside it, how often
+a type exactly as fast as spin would get a verdict other than parity,
+with the noise of the run's own ratios (docs/statistics.md).
 """
 import csv
 import json
 import os
+import math
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-TYPES = ["ww", "spin", "pi", "glibc", "glibc-adaptive", "tas"]
+from paired import LEVEL, Judge, plot_comparisons
+
+TYPES = ["ww", "ww-global", "spin", "spin-slice", "pi", "glibc", "glibc-adaptive",
+         "tas", "slice", "none"]
+# No lock at all: the bound of the cell, not a rival to beat.
+CEILING = "none"
+MARGIN = 0.05           # lead: the interval above 1.05; trail: below 0.95
 FIELDS = ["mutex", "threads", "load", "wait", "load_kind", "futexes", "shared",
           "pinned", "runtime", "ops", "ops_per_sec", "thread_mean", "thread_min",
           "thread_max", "thread_stddev", "lock_syscalls_per_kop",
@@ -30,7 +45,8 @@ FIELDS = ["mutex", "threads", "load", "wait", "load_kind", "futexes", "shared",
           "slowest_share", "fastest_share", "jain", "last_releaser_share",
           "timed_last_releaser_share",
           "hold_ns", "gap_ns", "lat_p50_ns", "lat_p99_ns", "lat_max_ns",
-          "clock_pair_ns", "time_every", "timed_ops", "exclusion", "error"]
+          "clock_pair_ns", "time_every", "timed_ops", "slice_yields_per_kop",
+          "hash_slots", "round", "exclusion", "error"]
 COUNT_FIELDS = FIELDS[:10] + ["hb_lock_acquisitions", "hb_lock_per_kop",
                               "heads_created", "heads_per_kop", "hb_lock_class",
                               "exclusion", "error"]
@@ -39,29 +55,17 @@ FIGURES = ["ops_per_sec", "hold_ns", "gap_ns", "last_releaser_share",
            "slowest_share", "fastest_share", "jain", "lat_p50_ns", "lat_p99_ns"]
 
 
-def mean_sd(values):
-    """Mean and relative sample stddev (%) of a list of numbers."""
-    if not values:
-        return None, None
-    m = statistics.mean(values)
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return m, (100.0 * sd / m if m else 0.0)
-
-
 def mean(values):
     return statistics.mean(values) if values else None
 
 
-def paired_sd(a, b):
-    """Stddev of a[r] / b[r] over the rounds r, or None without two pairs.
-
-    bench-guest.sh runs every type once per round, one after the other, so
-    the two runs of a round share the host's phase more than two runs of
-    different rounds do.
-    """
-    if len(a) != len(b) or len(a) < 2 or not all(b):
-        return None
-    return statistics.stdev(x / y for x, y in zip(a, b))
+def by_round(runs):
+    """(type, cell) -> {round: throughput} of the runs that have a round."""
+    out = defaultdict(dict)
+    for r in runs:
+        if r.get("ops_per_sec") is not None and "round" in r and not r.get("error"):
+            out[(r["mutex"], cell_of(r))][r["round"]] = r["ops_per_sec"]
+    return out
 
 
 def read_keys(path):
@@ -107,6 +111,60 @@ def cell_of(r):
     return (r["threads"], r["load"], r.get("wait", 0))
 
 
+def verdict_table(verdicts, cells, rivals, rounds, fig):
+    """Markdown: spin's verdicts per cell, then every comparison in full."""
+    short = {"lead": "lead", "parity": "par.", "trail": "**trail**"}
+    md = [f"spin against every type: the geometric mean over the rounds of spin's "
+          f"throughput over the type's in the same round, and the verdict from its "
+          f"{LEVEL:.0%} bootstrap interval (lead: above {1 + MARGIN:.2f}; trail: below "
+          f"{1 - MARGIN:.2f}; par.: parity, otherwise). none: the same work with no "
+          f"lock at all; where spin / none is near 1, the CPUs bound the cell, not "
+          f"the lock.",
+          "", "| threads | load | wait | spin kops/s | none kops/s | spin / none | "
+          + " | ".join(rivals) + " |", "|---:|---:|---:|---:|---:|---:|"
+          + "---|" * len(rivals)]
+    for cell in cells:
+        spin = mean(fig.get(("spin", cell), {}).get("ops_per_sec", []))
+        ceiling = mean(fig.get((CEILING, cell), {}).get("ops_per_sec", []))
+        share = compare_plain(rounds, cell, CEILING)
+        row = [fmt(spin and spin / 1000), fmt(ceiling and ceiling / 1000),
+               fmt(share, ".2f")]
+        for t in rivals:
+            c = verdicts.get((cell, t))
+            row.append(f"{c.ratio:.2f} {short[c.verdict]}" if c else "-")
+        md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | " + " | ".join(row) + " |")
+
+    tally = defaultdict(lambda: defaultdict(int))
+    for (_, t), c in verdicts.items():
+        tally[t][c.verdict] += 1
+    expected = sum(c.false_chance for c in verdicts.values())
+    md += ["", "Verdicts per type (lead / parity / trail): "
+           + "; ".join(f"{t} {tally[t]['lead']} / {tally[t]['parity']} / {tally[t]['trail']}"
+                       for t in rivals if t in tally) + ".",
+           "", f"Had every type been exactly as fast as spin in every cell, the "
+           f"{len(verdicts)} comparisons, each with its own noise, would have given "
+           f"{expected:.1f} verdicts other than parity on average (the sum of the last "
+           f"column below).", "",
+           "| threads | load | wait | type | spin / type | 95% interval | rounds | verdict "
+           "| P(not parity \\| equal) |", "|---:|---:|---:|---|---:|---|---:|---|---:|"]
+    order = sorted(verdicts, key=lambda k: (k[0], rivals.index(k[1])))
+    for cell, t in order:
+        c = verdicts[(cell, t)]
+        md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {t} | {c.ratio:.3f} "
+                  f"| {c.lo:.3f} to {c.hi:.3f} | {c.rounds} | {c.verdict} "
+                  f"| {c.false_chance:.3f} |")
+    return md
+
+
+def compare_plain(rounds, cell, t):
+    """The geometric mean of spin's throughput over t's, paired by round."""
+    a, b = rounds.get(("spin", cell), {}), rounds.get((t, cell), {})
+    common = set(a) & set(b)
+    if not common:
+        return None
+    return math.exp(statistics.mean(math.log(a[r] / b[r]) for r in common))
+
+
 def main(run_dir, out_dir, count_dir=None):
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -117,7 +175,9 @@ def main(run_dir, out_dir, count_dir=None):
 
     # Unsupported types come as one line with only an error and no cell.
     missing = {r["mutex"]: r["error"] for r in runs if "threads" not in r}
-    errors = [r for r in runs if "threads" in r and (r.get("error") or r["exclusion"] != "ok")]
+    # none breaks exclusion by design: bench-guest.sh fails it if it does not.
+    errors = [r for r in runs if "threads" in r and
+              (r.get("error") or (r["exclusion"] != "ok" and r["mutex"] != CEILING))]
     fig = defaultdict(lambda: defaultdict(list))   # (type, cell) -> figure -> [values]
     for r in runs:
         if "ops_per_sec" not in r:
@@ -158,17 +218,15 @@ def main(run_dir, out_dir, count_dir=None):
              if vm else "")
     md = ["# futex mutex benchmark", "",
           where + f"Guest kernel {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
-          f"{guest.get('repeat', '?')} runs of {guest.get('runtime', '?')} s per cell "
-          f"and type; extra options: `{guest.get('args') or 'none'}`. "
+          f"{guest.get('repeat', '?')} rounds of a run of {guest.get('runtime', '?')} s "
+          f"per cell and type; glibc's rseq registration off; extra options: `{guest.get('args') or 'none'}`. "
           f"Unit of work (`--load-kind`): **{kind}**"
           + (" (one word read, multiplied and written back on each of 4 cache lines: "
              "the lock's inside the lock, the thread's own outside)" if kind == "rmw" else
              " (one pause instruction)" if kind == "pause" else "")
           + "; load = units inside the lock, wait = units outside it. "
           "kops/s = thousand lock/unlock pairs per second, all threads; "
-          "sd% = relative stddev over the runs; spin / best other: spin's mean "
-          "over the best other type's, ± the stddev of the ratios of their runs "
-          "paired by round (a round runs each type once, one after the other). "
+          "A round runs each type once, each round starting one type later. "
           + (f"Host load average (1, 5, 15 min) at boot: {vm['load_start']}, "
              f"at the end: {vm['load_end']}." if "load_end" in vm else
              "Host load average (1, 5, 15 min) when the report was made: "
@@ -177,7 +235,7 @@ def main(run_dir, out_dir, count_dir=None):
         md += ["**DEBUG KERNEL (lockdep/KASAN/kmemleak): functional run only, "
                "these numbers are no benchmark result.**", ""]
     for t, why in missing.items():
-        md.append(f"**{t}: not measured, the kernel does not support it ({why}).**")
+        md.append(f"**{t}: not measured, it could not run here: {why}.**")
         md.append("")
     for r in errors + count_errors:
         md.append(f"**FAILED{' (count pass)' if r in count_errors else ''}: "
@@ -185,25 +243,13 @@ def main(run_dir, out_dir, count_dir=None):
                   f"wait={r.get('wait', 0)}: {r.get('error') or 'mutual exclusion broken'}**")
         md.append("")
 
-    md += ["| threads | load | wait | ww kops/s | sd% | spin kops/s | sd% | spin vs ww "
-           "| pi | glibc | glibc-adaptive | tas | spin / best other |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for cell in cells:
-        rate = {t: mean_sd([v / 1000.0 for v in fig.get((t, cell), {}).get("ops_per_sec", [])])
-                for t in TYPES}
-        ww, spin = rate["ww"][0], rate["spin"][0]
-        change = fmt(100.0 * (spin - ww) / ww, "+.1f") + "%" if ww and spin else "-"
-        others = [(rate[t][0], t) for t in TYPES if t != "spin" and rate[t][0]]
-        best = max(others) if others else None
-        ratio = "-"
-        if spin and best:
-            sd = paired_sd(*(fig[(t, cell)]["ops_per_sec"] for t in ("spin", best[1])))
-            ratio = (f"{spin / best[0]:.2f}x" + (f" ±{sd:.2f}" if sd is not None else "")
-                     + f" ({best[1]})")
-        md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | {fmt(ww)} | {fmt(rate['ww'][1], '.1f')} "
-                  f"| {fmt(spin)} | {fmt(rate['spin'][1], '.1f')} | {change} | "
-                  + " | ".join(fmt(rate[t][0]) for t in ("pi", "glibc", "glibc-adaptive", "tas"))
-                  + f" | {ratio} |")
+    judge = Judge(MARGIN)
+    rounds = by_round(runs)
+    rivals = [t for t in types if t not in ("spin", CEILING)]
+    verdicts = {(cell, t): c for cell in cells for t in rivals
+                if (c := judge.compare(rounds.get(("spin", cell), {}),
+                                       rounds.get((t, cell), {})))}
+    md += verdict_table(verdicts, cells, rivals, rounds, fig)
 
     if count_dir:
         where = (f"one run per cell and type on the debug kernel "
@@ -292,8 +338,20 @@ def main(run_dir, out_dir, count_dir=None):
     print(text)
 
     plot(out_dir / "throughput.png", fig, types, cells, guest)
+    # One plot per question: does the private hash close the gap, and does
+    # user-space spinning with a time-slice extension?
+    for name, question, against in (
+            ("private-hash.png", "spin against ww on the private and the global hash",
+             ("ww", "ww-global")),
+            ("slice.png", "spin against the rseq time-slice extension",
+             ("slice", "spin-slice", "glibc-adaptive"))):
+        plot_comparisons(out_dir / name, f"{question} (95% interval)",
+                         [(f"{t} {'/'.join(map(str, cell))}", verdicts.get((cell, t)))
+                          for cell in cells for t in against],
+                         MARGIN, "spin / type (throughput; threads/load/wait)")
     print(f"bench: wrote {out_dir}/results.csv, "
-          + ("counts.csv, " if count_dir else "") + "results.md, throughput.png")
+          + ("counts.csv, " if count_dir else "")
+          + "results.md, throughput.png, private-hash.png, slice.png")
     return 1 if errors or count_errors else 0
 
 

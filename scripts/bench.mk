@@ -4,29 +4,32 @@
 #
 #   make perf     tools/perf of $(LINUX), minimal features, into $(BUILD)/perf
 #   make bench    release kernel + perf, the sweep in a guest (lock types x
-#                 threads x load x work outside the lock), then the debug
-#                 kernel's count pass (hash-bucket lock acquisitions and
-#                 queue heads created, for ww and spin), then
-#                 $(BUILD)/bench/results.csv, counts.csv, results.md
-#                 (printed) and throughput.png
+#                 threads x load x work outside the lock, in rounds), then
+#                 the debug kernel's count pass (hash-bucket lock
+#                 acquisitions and queue heads created, for ww and spin),
+#                 then $(BUILD)/bench/results.csv, counts.csv, results.md
+#                 (printed, with spin's verdict against every type) and
+#                 throughput.png
 #   make pause-effect   the TCG pause effect that made rmw the default unit
 #                 of work: one thread's critical section of 50 pauses alone,
 #                 beside a pause loop and beside an rmw loop on the other vCPU
 #
 # The grid: threads {2,4,16,64} x load {1,10,50,100} (units of LOAD_KIND
 # work in the critical section) x outside work {0, 9 x load} (a critical
-# section of about a tenth of each thread's loop), 6 lock types, REPEAT
-# runs of BENCH_RUNTIME s each. A run of 1 s takes 1.6 s in a 2-vCPU TCG
-# guest (perf's start, clock calibration, 64 threads' creation and join).
-# The quick default drops load 100, or it would take 32 cells x 6 types x
-# 3 runs = 576 runs, 16 min: 24 cells x 6 x 3 = 432 runs, 12 min. Then the
-# count pass: 24 cells x ww, spin, one run of 1 s each = 48 runs on the
-# debug kernel, where a run takes about 10 s (starting a process takes a
-# second there): 8 min. With two boots of a minute, some 21 min when the
-# kernels are built. FULL=1 is the whole grid with 5 runs of 5 s: 32 x 6
-# x 5 = 960 runs, 90 min, and 64 count runs of 1 s, 11 min.
+# section of about a tenth of each thread's loop), 10 lock types (TYPES
+# of bench-guest.sh), REPEAT rounds of one run of BENCH_RUNTIME s per
+# type. A verdict needs 8 rounds (docs/statistics.md). A run of 1 s takes
+# 1.6 s in a 2-vCPU TCG guest (perf's start, clock calibration, 64
+# threads' creation and join). The quick default keeps loads 1 and 50,
+# the shortest and the longest critical section of the old grid: 16 cells
+# x 10 types x 8 rounds = 1280 runs, 35 min. Then the count pass: 16
+# cells x ww, spin, one run of 1 s each = 32 runs on the debug kernel,
+# where a run takes about 10 s (starting a process takes a second there):
+# 6 min. With two boots of a minute, some 43 min when the kernels are
+# built. FULL=1 is the whole grid with 8 rounds of 5 s: 32 x 10 x 8 = 2560
+# runs, 4 h, and 64 count runs of 1 s, 11 min.
 #
-# Knobs: REPEAT (runs per cell and type), FULL=1, LOAD_KIND (rmw, or pause
+# Knobs: REPEAT (rounds), FULL=1, LOAD_KIND (rmw, or pause
 # for the old loop of pause instructions), COUNTS=0 (no debug kernel and no
 # count pass), BENCH_ARGS (more options for every run, e.g. "-S"),
 # BENCH_KERNEL (the build directory of the kernel the sweep boots, for a
@@ -52,16 +55,15 @@ LOAD_KIND ?= rmw
 COUNTS ?= 1
 BENCH_THREADS := 2 4 16 64
 BENCH_WAIT_FACTORS := 0 9
+REPEAT ?= 8
 ifeq ($(FULL),1)
 BENCH_RUNTIME := 5
-REPEAT ?= 5
 BENCH_LOADS := 1 10 50 100
-BENCH_DEFAULT_TIMEOUT := 9000
+BENCH_DEFAULT_TIMEOUT := 18000
 else
 BENCH_RUNTIME := 1
-REPEAT ?= 3
-BENCH_LOADS := 1 10 50
-BENCH_DEFAULT_TIMEOUT := 1800
+BENCH_LOADS := 1 50
+BENCH_DEFAULT_TIMEOUT := 3600
 endif
 # TIMEOUT as given by the user, else enough for the sweep.
 BENCH_TIMEOUT = $(if $(filter file undefined,$(origin TIMEOUT)),$(BENCH_DEFAULT_TIMEOUT),$(TIMEOUT))
