@@ -4,6 +4,8 @@
 #
 #   make check     debug kernel + futex kselftests in a virtme-ng guest
 #   make bench     release kernel + perf bench futex mutex sweep
+#   make bench-regress   upstream's futex benchmarks with and without the series
+#   make bench-peers     will-it-scale under the preload
 #   make profile [LOCK=spin]   the benchmark under perf: flamegraph, summary
 #   make profile-compare       the same for ww and spin side by side
 #
@@ -47,6 +49,7 @@ include scripts/stress.mk
 include scripts/profile.mk
 include scripts/apps.mk
 include scripts/matrix.mk
+include scripts/regress.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check

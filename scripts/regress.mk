@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Does the series slow what exists? Included by the Makefile.
+#
+#   make kernel-base   the release kernel without the series: the base
+#                      commit of build/linux checked out in
+#                      $(BUILD)/linux-base, configured from the same
+#                      fragments, into $(BUILD)/out/kernel-base; its
+#                      .config must equal the release kernel's but for
+#                      the series' own options
+#   make bench-regress perf bench futex hash (with the auto-sized private
+#                      hash and -b 0, 16, 256), wake, wake-parallel,
+#                      requeue and lock-pi, on both kernels, REGRESS_ROUNDS
+#                      rounds of one boot each (scripts/regress.sh); then
+#                      $(BUILD)/bench-regress/results.md (printed) and
+#                      regress.png. The series must trail in no benchmark.
+#
+# 16 boots of about a minute and a minute of benchmarks each: some 30
+# minutes when the kernels are built.
+
+REGRESS_ROUNDS ?= 8
+BASE_LINUX := $(BUILD)/linux-base
+BASE_KOUT := $(BUILD)/out/kernel-base
+# The series' own options, the only lines in which the configs may differ.
+SERIES_OPTIONS := CONFIG_FUTEX_SPIN
+
+.PHONY: kernel-base bench-regress
+
+kernel-base: tree
+	@if [ -d $(BASE_LINUX) ]; then \
+		git -C $(BASE_LINUX) checkout -q --detach base; \
+	else \
+		git -C $(LINUX) worktree prune; \
+		git -C $(LINUX) worktree add -q --detach $(BASE_LINUX) base; \
+	fi
+	@mkdir -p $(BASE_KOUT)
+	@$(MAKE) --no-print-directory LINUX=$(BASE_LINUX) KOUT=$(BASE_KOUT) \
+		DEBUG=0 base-config
+	@echo "  KERNEL  $(BASE_KOUT)"
+	@$(MAKE) -s -C $(BASE_LINUX) O=$(BASE_KOUT) ARCH=x86_64 -j$(JOBS) \
+		CC="ccache gcc" HOSTCC="ccache gcc" \
+		KBUILD_BUILD_TIMESTAMP="2026-11-22" KBUILD_BUILD_USER=futex-spin \
+		KBUILD_BUILD_HOST=rig bzImage
+	@diff <(grep -v '^\(# \)\?$(SERIES_OPTIONS)[_= ]' $(BUILD)/out/kernel/.config) \
+		<(grep -v '^\(# \)\?$(SERIES_OPTIONS)[_= ]' $(BASE_KOUT)/.config) >/dev/null || \
+		{ echo "kernel-base: its .config differs from $(BUILD)/out/kernel's" >&2; exit 1; }
+
+# The base tree's .config from the release kernel's fragments, with
+# LINUX and KOUT pointing at the base (no check-config.sh: the series'
+# options are missing there by design).
+.PHONY: base-config
+base-config:
+	@$(KMAKE) tinyconfig >/dev/null
+	@$(LINUX)/scripts/kconfig/merge_config.sh -m -O $(KOUT) \
+		$(KOUT)/.config $(addprefix $(TOP)/,$(FRAGMENTS)) >$(KOUT)/merge.log
+	@$(KMAKE) olddefconfig >/dev/null
+
+bench-regress:
+	@$(MAKE) --no-print-directory DEBUG=0 kernel
+	@$(MAKE) --no-print-directory perf kernel-base
+	@ROUNDS=$(REGRESS_ROUNDS) CPUS=$(CPUS) MEM=$(MEM) scripts/regress.sh \
+		$(PERF_OUT)/perf $(BUILD)/out/kernel $(BASE_KOUT) $(BUILD)/bench-regress
