@@ -20,6 +20,15 @@
 #                         WILL_IT_SCALE (a clone of its upstream; default
 #                         ../shared/peers/will-it-scale), needs libhwloc-dev,
 #                         and is skipped when absent.
+#   make bench-peers      release kernel; in a guest, will-it-scale's
+#                         pthread_mutex1 to 5 (glibc, the preload in spin
+#                         and in waitwake mode) and futex1 to 4 (glibc),
+#                         threads mode, 1, 2 and 4 tasks, PEERS_ROUNDS
+#                         paired rounds (8); then $(BUILD)/bench-peers/
+#                         results.md (printed) and peers.png. Needs
+#                         WILL_IT_SCALE. 8 rounds x (5 tests x 3 tasks x 3
+#                         variants + 4 x 3) runs of 7 s (will-it-scale warms
+#                         up for 5 s): some 55 minutes.
 #
 # make check runs the library's tests and a smoke run of each program
 # under the preload in its guest (scripts/apps-smoke.sh).
@@ -29,8 +38,12 @@ APPS_REPEAT ?= 3
 UNCONTENDED_ROUNDS ?= 8
 WILL_IT_SCALE ?= $(abspath $(TOP)/../shared/peers/will-it-scale)
 WIS_OUT := $(BUILD)/will-it-scale
+PEERS_ROUNDS ?= 8
+PEERS_TIMEOUT ?= 7200
+PEERS_TESTS := pthread_mutex1 pthread_mutex2 pthread_mutex3 pthread_mutex4 \
+	pthread_mutex5 futex1 futex2 futex3 futex4
 
-.PHONY: futex-spin-lib bench-apps bench-uncontended
+.PHONY: futex-spin-lib bench-apps bench-uncontended bench-peers
 
 futex-spin-lib:
 	@echo "  FSLIB   $(FSLIB_OUT)"
@@ -53,17 +66,16 @@ bench-apps: futex-spin-lib
 		>$(BUILD)/bench-apps/results.md && \
 	cat $(BUILD)/bench-apps/results.md && [ $$vm -eq 0 ]
 
-# will-it-scale's main.c with its pthread_mutex2 test, threads mode, built
-# out of its tree; nothing when WILL_IT_SCALE is not there.
-$(WIS_OUT)/pthread_mutex2_threads:
+# will-it-scale's main.c with one of its tests, threads mode, built out
+# of its tree; nothing when WILL_IT_SCALE is not there.
+$(WIS_OUT)/%_threads:
 	@mkdir -p $(WIS_OUT)
-	@if [ -f $(WILL_IT_SCALE)/tests/pthread_mutex2.c ]; then \
+	@if [ -f $(WILL_IT_SCALE)/tests/$*.c ]; then \
 		echo "  CC      $@"; \
 		$(CC) -DTHREADS -O2 -o $@ $(WILL_IT_SCALE)/main.c \
-			$(WILL_IT_SCALE)/tests/pthread_mutex2.c -pthread -lhwloc; \
+			$(WILL_IT_SCALE)/tests/$*.c -pthread -lhwloc; \
 	else \
-		echo "bench-uncontended: no will-it-scale in $(WILL_IT_SCALE)," \
-			"pthread_mutex2 skipped"; \
+		echo "will-it-scale: no $(WILL_IT_SCALE)/tests/$*.c, $* skipped"; \
 	fi
 
 bench-uncontended: futex-spin-lib $(WIS_OUT)/pthread_mutex2_threads
@@ -79,3 +91,15 @@ bench-uncontended: futex-spin-lib $(WIS_OUT)/pthread_mutex2_threads
 		$(BUILD)/runs/bench-uncontended \
 		>$(BUILD)/bench-uncontended/results.md && \
 	cat $(BUILD)/bench-uncontended/results.md && [ $$vm -eq 0 ]
+
+bench-peers: futex-spin-lib $(PEERS_TESTS:%=$(WIS_OUT)/%_threads)
+	@for t in $(PEERS_TESTS); do [ -x $(WIS_OUT)/$${t}_threads ] || \
+		{ echo "bench-peers: needs will-it-scale (WILL_IT_SCALE=$(WILL_IT_SCALE))"; \
+		exit 1; }; done
+	@$(MAKE) --no-print-directory DEBUG=0 kernel
+	@vm=0; scripts/vm-run.sh --kernel $(BUILD)/out/kernel --name bench-peers \
+		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(PEERS_TIMEOUT) \
+		-- env ROUNDS=$(PEERS_ROUNDS) $(TOP)/scripts/peers-guest.sh \
+		$(FSLIB_OUT) $(WIS_OUT) || vm=$$?; \
+	$(BUILD)/venv/bin/python3 scripts/peers-report.py $(BUILD)/runs/bench-peers \
+		$(BUILD)/bench-peers && [ $$vm -eq 0 ]
