@@ -217,6 +217,8 @@ struct waiter {
 	int *released;
 	long long hold_ms;	/* once taken, hold it that long */
 	bool unlock;		/* then let go */
+	/* if set, the started waiter waits for it before its clocks and lock call */
+	int *go;
 	pthread_t thread;
 	int started;
 	int done;
@@ -239,11 +241,15 @@ static inline void *waiter_fn(void *arg)
 	struct waiter *w = arg;
 	clockid_t clock = w->op & FUTEX_CLOCK_REALTIME ?
 			  CLOCK_REALTIME : CLOCK_MONOTONIC;
-	struct timespec to = fs_deadline(clock, w->timeout_ms);
-	long long start = fs_now_ns(CLOCK_MONOTONIC);
+	struct timespec to;
+	long long start;
 
 	w->tid = fs_gettid();
 	__atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
+	while (w->go && !__atomic_load_n(w->go, __ATOMIC_SEQ_CST))
+		sched_yield();
+	to = fs_deadline(clock, w->timeout_ms);
+	start = fs_now_ns(CLOCK_MONOTONIC);
 	w->ret = fs_lock(w->word, w->op, w->forever ? NULL : &to);
 	w->seen = fs_load(w->word);
 	w->early = w->released && !__atomic_load_n(w->released, __ATOMIC_SEQ_CST);
