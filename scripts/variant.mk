@@ -41,7 +41,7 @@ export TAP_EXPECTED_SKIPS := spin_starve.other_cpu.waiter_gets_the_lock \
 	spinning.spinner_that_queues_after_a_failed_cmpxchg_wakes_a_sleeper \
 	futex-mutex.short_wait_in_user_space \
 	global.spinning_is_capped_per_call \
-	global.unlock_cost_with_thousands_woken
+	woken_pile.unlock_cost_with_thousands_woken
 endif
 ifeq ($(VARIANT),rt)
 # PREEMPT_RT waiters do not spin: the tests of spinning itself say so.

@@ -537,8 +537,16 @@ static bool rt_runtime_set(const char *val)
  * cost about what the first ones did. A sleeper handed the lock, once per
  * 5 ms, cannot run either; the word is taken back from it, and it returns
  * owning a lock it does not, which this test does not mind.
+ *
+ * Its 2048 threads take time to create and to join: 20 s each on the
+ * debug kernel in a 2-vCPU TCG guest beside a kernel build, past the
+ * harness's default 30 s for the whole test.
  */
-TEST(unlock_cost_with_thousands_woken)
+FIXTURE(woken_pile) {};
+FIXTURE_SETUP(woken_pile) {}
+FIXTURE_TEARDOWN(woken_pile) {}
+
+TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 {
 	struct woken_pile *p;
 	long long contended, start, first, last;
