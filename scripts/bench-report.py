@@ -143,8 +143,8 @@ def verdict_table(verdicts, cells, rivals, rounds, fig):
                        for t in rivals if t in tally) + ".",
            "", f"Had every type been exactly as fast as spin in every cell, the "
            f"{len(verdicts)} comparisons, each with its own noise, would have given "
-           f"{expected:.1f} verdicts other than parity on average (the sum of the last "
-           f"column below).", "",
+           f"{expected:.1f} verdicts other than parity on average: the sum over the "
+           f"comparisons of the chance in the last column of their list.", "",
            "| threads | load | wait | type | spin / type | 95% interval | rounds | verdict "
            "| P(not parity \\| equal) |", "|---:|---:|---:|---|---:|---|---:|---|---:|"]
     order = sorted(verdicts, key=lambda k: (k[0], rivals.index(k[1])))

@@ -25,7 +25,8 @@ export PATH=$top/build/venv/bin:$PATH
 ignore=FILE_PATH_CHANGES
 
 # The benchmark table: this build's `make bench` if it ran one, else the
-# run committed with the tree.
+# run committed with the tree. Only its verdicts: the report's list of
+# every comparison, and what follows it, stay in the report.
 bench_table() {
 	local md=$top/build/bench/results.md
 
@@ -33,7 +34,8 @@ bench_table() {
 	echo "series: benchmark table from ${md#"$top"/}" >&2
 	# Drop the title; keep the mail ASCII, as the patches are; wrap the
 	# prose for mail, leave the tables as they are.
-	sed -e '1{/^# /d}' -e 's/µ/u/g' -e 's/±/+-/g' "$md" | sed -e '/./,$!d' | awk '
+	sed -e '1{/^# /d}' -e '/^| threads | load | wait | type | spin \/ type /,$d' \
+		-e 's/µ/u/g' -e 's/±/+-/g' "$md" | sed -e '/./,$!d' | awk '
 		/^\|/ || /^$/ { print; next }
 		{
 			n = split($0, w, " "); line = ""
