@@ -17,23 +17,12 @@ lib=$1
 preload=$lib/libfutex-spin-preload.so
 port=11311
 mode=${APPS_MODE:-spin}
-status=0
-n=0
 points=5
+. "$(dirname "$0")/tap.sh"
 
 # Under the preload, with its banner on stderr: "preload active, mode spin"
 under() {
 	FUTEX_SPIN_VERBOSE=1 LD_PRELOAD=$preload timeout -k 5 "$@"
-}
-
-point() {
-	n=$((n + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $n futex-spin-apps: $2"
-	else
-		echo "not ok $n futex-spin-apps: $2"
-		status=1
-	fi
 }
 
 # $1: output of a run; $2: its exit status; $3: a line it must contain
@@ -54,17 +43,17 @@ echo "1..$points"
 out=$(under 120 sysbench mutex --threads=4 --mutex-num=16 \
 	--mutex-locks=2000 --mutex-loops=100 run 2>&1)
 check "$out" $? "total number of events: +4$"
-point $? "sysbench mutex, 4 threads"
+tap_point "futex-spin-apps: sysbench mutex, 4 threads" $?
 
 out=$(under 120 sysbench threads --threads=4 --thread-yields=20 \
 	--thread-locks=4 --events=500 --time=0 run 2>&1)
 check "$out" $? "total number of events: +500$"
-point $? "sysbench threads, 4 threads"
+tap_point "futex-spin-apps: sysbench threads, 4 threads" $?
 
 out=$(under 300 cache_bench -threads=4 -ops_per_thread=5000 \
 	-cache_size=8388608 2>&1)
 check "$out" $? "^Complete in"
-point $? "rocksdb cache_bench, 4 threads"
+tap_point "futex-spin-apps: rocksdb cache_bench, 4 threads" $?
 
 # memcached: a load with verification, then a value stored and read back
 # (memccat adds a newline)
@@ -86,13 +75,13 @@ rc=$?
 out="$out
 $(cat "$tmp/memcached.err")"
 check "$out" $rc "verify_failed: 0$" && ! grep -q "verify_failed: [1-9]" <<<"$out"
-point $? "memcached + memcaslap, verified gets"
+tap_point "futex-spin-apps: memcached + memcaslap, verified gets" $?
 
 head -c 100000 /dev/urandom >"$tmp/blob"
 memccp --servers=127.0.0.1:$port "$tmp/blob" &&
 	memccat --servers=127.0.0.1:$port blob >"$tmp/back" &&
 	{ cat "$tmp/blob"; echo; } | cmp -s - "$tmp/back" && kill -0 "$mc" 2>/dev/null
-point $? "memcached returns what was stored, still running"
+tap_point "futex-spin-apps: memcached returns what was stored, still running" $?
 kill "$mc" 2>/dev/null
 wait "$mc" 2>/dev/null
 rm -rf "$tmp"

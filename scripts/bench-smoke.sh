@@ -35,7 +35,7 @@
 set -uo pipefail
 
 perf=$1
-status=0
+. "$(dirname "$0")/tap.sh"
 tests=("ww" "ww-global" "pi" "spin" "spin -S" "spin --spin-tries 0" "spin-slice" "glibc"
        "glibc-adaptive" "tas" "slice")
 
@@ -54,38 +54,31 @@ mutex() {
 
 echo "TAP version 13"
 echo "1..$((${#tests[@]} + 5))"
-i=0
 for t in "${tests[@]}"; do
-	i=$((i + 1))
 	output=$(mutex "$t")
 	rc=$?
 	sed '/^$/d; s/^/# /' <<<"$output"
-	case $rc in
-	0) echo "ok $i futex-mutex $t" ;;
-	2) echo "ok $i futex-mutex $t # SKIP not supported by this kernel"; status=1 ;;
-	*) echo "not ok $i futex-mutex $t (exit $rc)"; status=1 ;;
-	esac
+	if [ "$rc" -eq 2 ]; then
+		# Every type must run on the kernel under test: a skip fails.
+		tap_skip "futex-mutex $t" "not supported by this kernel"
+		status=1
+	else
+		tap_point "futex-mutex $t" "$rc" "(exit $rc)"
+	fi
 done
 
-i=$((i + 1))
 name="futex-mutex.short_wait_in_user_space"
 if [ "$(nproc)" -lt 2 ]; then
-	echo "ok $i $name # SKIP needs a second CPU for the owner"
+	tap_skip "$name" "needs a second CPU for the owner"
 else
 	output=$(mutex "spin -l 1 -w 9 --time-every 0 --json")
 	rc=$?
 	sed '/^$/d; s/^/# /' <<<"$output"
 	spun=$(figure "$output" user_spun_per_kop)
-	if [ "$rc" -eq 0 ] && awk -v s="$spun" 'BEGIN { exit !(s + 0 >= 1) }'; then
-		echo "ok $i $name"
-	else
-		echo "not ok $i $name (exit $rc)"
-		status=1
-	fi
+	[ "$rc" -eq 0 ] && awk -v s="$spun" 'BEGIN { exit !(s + 0 >= 1) }'
+	tap_point "$name" $? "(exit $rc)"
 fi
 
-i=$((i + 1))
-name="futex-mutex.timed_ops_are_a_fair_sample"
 fair=1
 for t in spin tas; do
 	output=$(mutex "$t -l 50 --json")
@@ -97,23 +90,8 @@ for t in spin tas; do
 		'BEGIN { d = a - t; exit !(a != "null" && t != "null" && d < 0.05 && d > -0.05) }' ||
 		fair=0
 done
-if [ "$fair" = 1 ]; then
-	echo "ok $i $name"
-else
-	echo "not ok $i $name"
-	status=1
-fi
-
-# One TAP point: $1 its name, $2 its status (0: ok), $3 why it is not.
-point() {
-	i=$((i + 1))
-	if [ "$2" -eq 0 ]; then
-		echo "ok $i $1"
-	else
-		echo "not ok $i $1 $3"
-		status=1
-	fi
-}
+[ "$fair" = 1 ]
+tap_point futex-mutex.timed_ops_are_a_fair_sample $?
 
 output=$(mutex "ww --json")
 private=$(figure "$output" hash_slots)
@@ -122,18 +100,18 @@ rc=$?
 sed '/^$/d; s/^/# /' <<<"$output"
 global=$(figure "$output" hash_slots)
 [ "$rc" -eq 0 ] && [ "$global" = 0 ] && [ "${private:-0}" -gt 0 ] 2>/dev/null
-point futex-mutex.ww_global_uses_the_global_hash $? \
+tap_point futex-mutex.ww_global_uses_the_global_hash $? \
 	"(exit $rc, slots $global, ww's $private)"
 
 output=$(GLIBC_TUNABLES='' mutex "slice")
 rc=$?
 sed '/^$/d; s/^/# /' <<<"$output"
 [ "$rc" -eq 2 ] && grep -q "glibc.pthread.rseq=0" <<<"$output"
-point futex-mutex.slice_refuses_glibc_rseq $? "(exit $rc)"
+tap_point futex-mutex.slice_refuses_glibc_rseq $? "(exit $rc)"
 
 output=$(mutex "none -l 100")
 rc=$?
 sed '/^$/d; s/^/# /' <<<"$output"
 [ "$rc" -eq 1 ] && grep -q "exclusion=broken" <<<"$output"
-point "futex-mutex check catches a missing lock" $? "(exit $rc)"
+tap_point "futex-mutex check catches a missing lock" $? "(exit $rc)"
 exit $status
