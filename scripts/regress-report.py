@@ -42,9 +42,14 @@ def main(out):
     vm = dict(line.partition("=")[::2] for line in
               (out / "vm.txt").read_text().splitlines()) if (out / "vm.txt").exists() else {}
     releases = ", ".join(sorted({f"{r['kernel']} {r['release']}" for r in runs}))
+    clock = ("The guests' clocks count instructions (QEMU `-icount`, 1 ns per "
+             "instruction, idle time skipped): a speed is per instruction executed, "
+             "not per second of the host. " if vm.get("accel") == "tcg-icount" else
+             f"The guests ran on the wall clock ({vm.get('accel', '?')}). ")
     md = ["# Upstream's futex benchmarks with the series and without it", "",
           f"Host: {vm.get('host', '?')}; guest: {vm.get('vcpus', '?')} vCPUs; "
-          f"kernels: {releases}. `make bench-regress`. Per benchmark, the series' speed over the base "
+          f"kernels: {releases}. `make bench-regress`. " + clock
+          + "Per benchmark, the series' speed over the base "
           "kernel's in the same round (operations/s; for wake, wake-parallel and "
           "requeue, the base's time over the series'), the geometric mean over the "
           f"rounds, its 95% bootstrap interval, and the verdict: trail if the "

@@ -6,18 +6,25 @@
 # own exit status is not the guest command's).
 #
 #   vm-run.sh --kernel OUTDIR --name NAME [--cpus N] [--mem SIZE]
-#             [--numa NODES] [--timeout SEC] -- COMMAND...
+#             [--numa NODES] [--timeout SEC] [--icount] -- COMMAND...
 #
 # The guest command runs with $RUN_DIR set to build/runs/NAME, writable from
 # the guest; it leaves its results there. Prints where the full log is and
 # exits with the guest command's status; 124 when the guest did not finish,
 # 125 when the kernel log has a splat.
+#
+# --icount runs the guest under TCG with QEMU's instruction counting: one
+# vCPU at a time, and the guest's clocks advance 1 ns per instruction
+# executed (and jump over idle time). A benchmark's time is then its
+# instruction count, the same on any host and free of the host's load;
+# what it cannot show is what TCG does not model either (caches, the
+# cost of contention between CPUs).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PATH=$top/build/venv/bin:$PATH
 vng=vng
-cpus=2 mem=2G numa=1 timeout=1800 kout='' name=run
+cpus=2 mem=2G numa=1 timeout=1800 kout='' name=run icount=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -27,6 +34,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--numa) numa=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
+	--icount) icount=1; shift ;;
 	--) shift; break ;;
 	*) echo "vm-run: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -63,7 +71,12 @@ if [ -z "$accel" ]; then
 	echo "vm-run: accelerator $accel (probed)"
 fi
 vng_accel=()
-[ "$accel" = kvm ] || vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=multi")
+if [ "$icount" = 1 ]; then
+	accel=tcg-icount
+	vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=single -icount shift=0,sleep=off")
+elif [ "$accel" != kvm ]; then
+	vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=multi")
+fi
 
 # NUMA=N is N sockets, one node each: sockets, cores (and so the last
 # level cache QEMU reports per socket) and nodes line up. The default
