@@ -27,8 +27,9 @@
 #                         paired rounds (8); then $(BUILD)/bench-peers/
 #                         results.md (printed) and peers.png. Needs
 #                         WILL_IT_SCALE. 8 rounds x (5 tests x 3 tasks x 3
-#                         variants + 4 x 3) runs of 7 s (will-it-scale warms
-#                         up for 5 s): some 55 minutes.
+#                         variants + 4 x 3) = 456 runs of 7 s (will-it-scale
+#                         warms up for 5 s), about 9 s each with the start
+#                         and exit: some 70 minutes.
 #
 # make check runs the library's tests and a smoke run of each program
 # under the preload in its guest (scripts/apps-smoke.sh).

@@ -17,7 +17,7 @@
 #                      The guests count instructions (REGRESS_ICOUNT=0: the
 #                      wall clock; see scripts/regress.sh).
 #
-# 16 boots of about 50 s each: some 15 minutes when the kernels are built.
+# 16 boots of about a minute each: some 17 minutes when the kernels are built.
 
 REGRESS_ROUNDS ?= 8
 REGRESS_ICOUNT ?= 1
