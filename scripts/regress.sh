@@ -11,8 +11,8 @@
 # with the instructions executed, so a benchmark's speed is the length of
 # the paths it runs, which the series must not grow. Under TCG's wall
 # clock the same runs spread by 10% to 20% from boot to boot, and 8
-# rounds could not tell a 2% regression; counted, a figure repeats to
-# within 0.2%. ICOUNT=0 runs them on the wall clock.
+# rounds could not tell a 2% regression; counted, futex hash repeats to
+# within 0.3%. ICOUNT=0 runs them on the wall clock.
 #
 #   regress.sh PERF SERIES_KOUT BASE_KOUT OUT
 #
