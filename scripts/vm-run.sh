@@ -55,6 +55,8 @@ image=$kout/arch/x86/boot/bzImage
 accel_cache=$top/build/accel
 boot_id=$(cat /proc/sys/kernel/random/boot_id)
 accel=${ACCEL:-}
+# Counting instructions is TCG's: nothing to probe.
+[ "$icount" = 0 ] || accel=tcg-icount
 if [ -z "$accel" ] && [ -f "$accel_cache" ] && [ "$(sed -n 1p "$accel_cache")" = "$boot_id" ]; then
 	accel=$(sed -n 2p "$accel_cache")
 fi
@@ -70,13 +72,11 @@ if [ -z "$accel" ]; then
 	printf '%s\n%s\n' "$boot_id" "$accel" >"$accel_cache"
 	echo "vm-run: accelerator $accel (probed)"
 fi
-vng_accel=()
-if [ "$icount" = 1 ]; then
-	accel=tcg-icount
-	vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=single -icount shift=0,sleep=off")
-elif [ "$accel" != kvm ]; then
-	vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=multi")
-fi
+case $accel in
+kvm) vng_accel=() ;;
+tcg-icount) vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=single -icount shift=0,sleep=off") ;;
+*) vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=multi") ;;
+esac
 
 # NUMA=N is N sockets, one node each: sockets, cores (and so the last
 # level cache QEMU reports per socket) and nodes line up. The default
