@@ -284,6 +284,57 @@ static bool taker_wake_held(struct __test_metadata *_metadata,
 	return (fs_load(t->word) & FUTEX_TID_MASK) != t->tid;
 }
 
+/* Let the takers (@b may be NULL) run to the end, for a retry or the checks. */
+static void takers_finish(struct __test_metadata *_metadata,
+			  struct taker *a, struct taker *b)
+{
+	fs_inject("stall", FS_STALL_NONE);
+	EXPECT_TRUE(fs_wait_flag(&a->done));
+	pthread_join(a->thread, NULL);
+	if (b) {
+		EXPECT_TRUE(fs_wait_flag(&b->done));
+		pthread_join(b->thread, NULL);
+	}
+}
+
+/*
+ * Queue @a, then @b (if not NULL), as sleepers on @word and wake @a, held
+ * at the stall point right after its wakeup. Tried again while the unlock
+ * hands @a the lock instead; false if it always did.
+ */
+static bool takers_queue_wake_first(struct __test_metadata *_metadata,
+				    __u32 *word, struct taker *a,
+				    struct taker *b, int *ticket)
+{
+	__u32 me = fs_gettid();
+	long long start;
+	int attempt;
+
+	for (attempt = 0; attempt < 5; attempt++) {
+		if (ticket)
+			*ticket = 0;
+		*a = (struct taker){ .word = word, .ticket = ticket };
+		if (taker_start(a))
+			return false;
+		if (b) {
+			*b = (struct taker){ .word = word, .ticket = ticket };
+			if (taker_start(b))
+				return false;
+		}
+		taker_hold_woken(_metadata, a);
+		start = fs_now_ns(CLOCK_MONOTONIC);
+		if (!taker_queue_fast(a, me) || (b && !taker_queue_fast(b, me)))
+			return false;
+		if (taker_wake_held(_metadata, a))
+			return true;
+		TH_LOG("attempt %d: the first was handed the lock, %lld us after it queued",
+		       attempt, (fs_now_ns(CLOCK_MONOTONIC) - start) / 1000);
+		takers_finish(_metadata, a, b);
+		fs_store(word, 0);
+	}
+	return false;
+}
+
 /*
  * A normal task W is woken by an unlock and has not run yet (held at the
  * stall point, as by a real-time task on its CPU). A real-time task R
@@ -292,25 +343,12 @@ static bool taker_wake_held(struct __test_metadata *_metadata,
  */
 TEST_F(races, rt_waiter_not_behind_woken_task)
 {
-	struct taker w = { .word = self->word, .policy = SCHED_OTHER };
 	struct taker r = { .word = self->word, .policy = SCHED_FIFO };
 	__u32 me = fs_gettid();
-	int attempt;
+	struct taker w;
 
-	for (attempt = 0; attempt < 5; attempt++) {
-		memset(&w, 0, sizeof(w));
-		w.word = self->word;
-		ASSERT_EQ(0, taker_start(&w));
-		taker_hold_woken(_metadata, &w);
-		ASSERT_TRUE(taker_queue_fast(&w, me));
-		if (taker_wake_held(_metadata, &w))
-			break;
-		TH_LOG("attempt %d: W was handed the lock, not woken", attempt);
-		fs_inject("stall", FS_STALL_NONE);
-		ASSERT_TRUE(fs_wait_flag(&w.done));
-		pthread_join(w.thread, NULL);
-	}
-	ASSERT_GT(5, attempt) TH_LOG("W was never woken without a handoff");
+	ASSERT_TRUE(takers_queue_wake_first(_metadata, self->word, &w, NULL, NULL))
+		TH_LOG("W was never woken without a handoff");
 
 	/* W is woken and held; R queues behind the lock, taken again. */
 	ASSERT_TRUE(taker_queue_fast(&r, me)) TH_LOG("no SCHED_FIFO thread: not root?");
@@ -320,9 +358,7 @@ TEST_F(races, rt_waiter_not_behind_woken_task)
 		TH_LOG("R asleep on a %s lock while woken W has not run: %#x",
 		       fs_load(self->word) & FUTEX_TID_MASK ? "held" : "free",
 		       fs_load(self->word));
-	fs_inject("stall", FS_STALL_NONE);
-	pthread_join(r.thread, NULL);
-	pthread_join(w.thread, NULL);
+	takers_finish(_metadata, &w, &r);
 	EXPECT_EQ(0, r.ret);
 	EXPECT_EQ(0, w.ret);
 }
@@ -337,51 +373,6 @@ static long long task_min_flt(pid_t tid)
 	if (!fields || sscanf(fields, "%*c %*d %*d %*d %*d %*d %*u %lld", &flt) != 1)
 		return -1;
 	return flt;
-}
-
-/* Let both takers run to the end, for the next attempt or the checks. */
-static void takers_finish(struct __test_metadata *_metadata,
-			  struct taker *a, struct taker *b)
-{
-	fs_inject("stall", FS_STALL_NONE);
-	EXPECT_TRUE(fs_wait_flag(&a->done));
-	EXPECT_TRUE(fs_wait_flag(&b->done));
-	pthread_join(a->thread, NULL);
-	pthread_join(b->thread, NULL);
-}
-
-/*
- * Queue @a, then @b, as sleepers on @word and wake @a, held at the stall
- * point right after its wakeup. Tried again while the unlock hands @a
- * the lock instead; false if it always did.
- */
-static bool takers_queue_wake_first(struct __test_metadata *_metadata,
-				    __u32 *word, struct taker *a,
-				    struct taker *b, int *ticket)
-{
-	__u32 me = fs_gettid();
-	long long start;
-	int attempt;
-
-	for (attempt = 0; attempt < 5; attempt++) {
-		if (ticket)
-			*ticket = 0;
-		*a = (struct taker){ .word = word, .ticket = ticket };
-		*b = (struct taker){ .word = word, .ticket = ticket };
-		if (taker_start(a) || taker_start(b))
-			return false;
-		taker_hold_woken(_metadata, a);
-		start = fs_now_ns(CLOCK_MONOTONIC);
-		if (!taker_queue_fast(a, me) || !taker_queue_fast(b, me))
-			return false;
-		if (taker_wake_held(_metadata, a))
-			return true;
-		TH_LOG("attempt %d: the first was handed the lock, %lld us after it queued",
-		       attempt, (fs_now_ns(CLOCK_MONOTONIC) - start) / 1000);
-		takers_finish(_metadata, a, b);
-		fs_store(word, 0);
-	}
-	return false;
 }
 
 /*
