@@ -5,8 +5,9 @@
 # preload), under the preload (spin), and under the preload forced to its
 # wait-wake fallback (tid-ww: the same mutex and condvar code without
 # FUTEX_SPIN_LOCK, to tell what spinning brings from what the rest of the
-# library does). The variants are interleaved within each repeat. One line
-# per run in $RUN_DIR/results.txt:
+# library does). Each repeat is a round that runs every variant once, in
+# an order that rotates from round to round. One line per run in
+# $RUN_DIR/results.txt:
 #
 #   program variant repeat ops ops_per_sec p99_us futex_calls cswitches
 #
@@ -139,8 +140,10 @@ memcached_run() {
 }
 
 echo "# guest: $(uname -r), $(nproc) CPUs; $repeat repeats"
+variants=(glibc spin tid-ww)
 for ((r = 1; r <= repeat; r++)); do
-	for v in glibc spin tid-ww; do
+	for ((i = 0; i < ${#variants[@]}; i++)); do
+		v=${variants[$(((r + i) % ${#variants[@]}))]}
 		sysbench_mutex "$v" "$r"
 		sysbench_threads "$v" "$r"
 		cache_bench_run "$v" "$r"

@@ -2,12 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 """The make bench-apps table from a guest run directory: per program and
 variant, the mean throughput with its relative standard deviation over the
-repeats, the ratio to glibc, futex system calls and context switches per
-1000 operations, and p99 latency where the tool gives it. Markdown on
-stdout."""
+repeats, the ratio to glibc paired by repeat with its 95% bootstrap
+interval and verdict (a 5% margin, scripts/paired.py), futex system calls
+and context switches per 1000 operations, and p99 latency where the tool
+gives it. Markdown on stdout."""
 import statistics
 import sys
 from pathlib import Path
+
+from paired import Judge
+
+MARGIN = 0.05
 
 VARIANTS = ["glibc", "spin", "tid-ww"]
 OPS = {
@@ -30,7 +35,7 @@ def kv(path):
 
 def main():
     run = Path(sys.argv[1])
-    rows = {}
+    rows, rounds = {}, {}
     for line in (run / "results.txt").read_text().splitlines():
         f = line.split()
         if len(f) != 8:
@@ -39,41 +44,54 @@ def main():
         rows.setdefault((prog, var), []).append(
             (float(ops), float(tput), None if p99 == "-" else float(p99),
              float(futex), float(cs)))
+        rounds.setdefault((prog, var), {})[int(f[2])] = float(tput)
     vm, guest = kv(run / "vm.txt"), kv(run / "guest.txt")
     print(f"QEMU {vm.get('accel', '?')} on a host of {vm.get('host', '?')}, "
           f"{vm.get('date', '?')}. Guest kernel {guest.get('kernel', '?')}, "
-          f"{guest.get('cpus', '?')} vCPUs, {guest.get('repeat', '?')} repeats "
-          "per program and variant, interleaved. glibc: no preload; spin: "
+          f"{guest.get('cpus', '?')} vCPUs, {guest.get('repeat', '?')} rounds, "
+          "each running every variant once in an order that rotates. glibc: "
+          "no preload; spin: "
           "LD_PRELOAD=libfutex-spin-preload.so; tid-ww: the preload with "
           "FUTEX_SPIN_MODE=waitwake (same library, FUTEX_WAIT/WAKE instead "
-          "of FUTEX_SPIN_LOCK). sd% = relative stddev of throughput; futex "
+          "of FUTEX_SPIN_LOCK). sd% = relative stddev of throughput; / glibc "
+          "= the geometric mean over the rounds of the variant's throughput "
+          "over glibc's in the same round, with its 95% bootstrap interval "
+          f"and the verdict: lead above {1 + MARGIN:.2f}, trail below "
+          f"{1 - MARGIN:.2f}, parity otherwise; futex "
           "and cs = futex system calls and context switches per 1000 "
           "operations (memcached: the server's).")
     if guest.get("debug"):
         print("\n**Debug kernel: these numbers are not worth keeping.**")
     print()
-    print("| program | variant | ops/s | sd% | vs glibc | p99 us | futex/kop | cs/kop |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| program | variant | ops/s | sd% | / glibc | 95% interval | verdict "
+          "| p99 us | futex/kop | cs/kop |")
+    print("|---|---|---:|---:|---:|---|---|---:|---:|---:|")
+    judge = Judge(MARGIN)
+    expected = 0.0
     for prog in OPS:
-        base = rows.get((prog, "glibc"))
-        base_t = statistics.mean(r[1] for r in base) if base else None
         for var in VARIANTS:
             r = rows.get((prog, var))
             if not r:
-                print(f"| {prog} | {var} | failed | | | | | |")
+                print(f"| {prog} | {var} | failed | | | | | | | |")
                 continue
             t = [x[1] for x in r]
             mean = statistics.mean(t)
             sd = (f"{100 * statistics.stdev(t) / mean:.1f}"
                   if len(t) > 1 and mean else "-")
-            rel = f"{100 * (mean / base_t - 1):+.1f}%" if base_t else "-"
+            c = (judge.compare(rounds[(prog, var)], rounds[(prog, "glibc")])
+                 if var != "glibc" and (prog, "glibc") in rounds else None)
+            rel = (f"{c.ratio:.2f} | {c.lo:.2f} to {c.hi:.2f} | {c.verdict}" if c
+                   else "| |" if var == "glibc" else "- | - | -")
+            if c and var == "spin":
+                expected += c.false_chance
             p = [x[2] for x in r if x[2] is not None]
             p99 = f"{statistics.mean(p):.1f}" if p else "-"
             fut = statistics.mean(1000 * x[3] / x[0] for x in r)
             cs = statistics.mean(1000 * x[4] / x[0] for x in r)
             print(f"| {prog} | {var} | {mean:.0f} | {sd} | {rel} | "
                   f"{p99} | {fut:.1f} | {cs:.1f} |")
-    print()
+    print(f"\nHad spin been as fast as glibc, its {len(OPS)} comparisons would "
+          f"show {expected:.1f} verdicts other than parity on average.\n")
     for prog, what in OPS.items():
         print(f"- {prog}: {what}")
 

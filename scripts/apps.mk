@@ -6,9 +6,10 @@
 #                         tests) into $(BUILD)/futex-spin
 #   make bench-apps       release kernel; in one guest, sysbench mutex and
 #                         threads, RocksDB cache_bench and memcached +
-#                         memcaslap, each with and without the preload,
-#                         APPS_REPEAT times (3); then $(BUILD)/bench-apps/
-#                         results.md (printed)
+#                         memcaslap, each with glibc, the preload and its
+#                         wait-wake fallback, APPS_REPEAT paired rounds
+#                         (8); then $(BUILD)/bench-apps/results.md
+#                         (printed)
 #   make bench-uncontended
 #                         release kernel; in a guest, an uncontended
 #                         pthread mutex under the preload (spin and
@@ -35,7 +36,7 @@
 # under the preload in its guest (scripts/apps-smoke.sh).
 
 FSLIB_OUT := $(BUILD)/futex-spin
-APPS_REPEAT ?= 3
+APPS_REPEAT ?= 8
 UNCONTENDED_ROUNDS ?= 8
 WILL_IT_SCALE ?= $(abspath $(TOP)/../shared/peers/will-it-scale)
 WIS_OUT := $(BUILD)/will-it-scale
@@ -63,7 +64,7 @@ bench-apps: futex-spin-lib
 	[ -s $(BUILD)/runs/bench-apps/results.txt ] || \
 		{ echo "bench-apps: no results (guest status $$vm)"; exit 1; }; \
 	mkdir -p $(BUILD)/bench-apps; \
-	python3 scripts/apps-report.py $(BUILD)/runs/bench-apps \
+	$(BUILD)/venv/bin/python3 scripts/apps-report.py $(BUILD)/runs/bench-apps \
 		>$(BUILD)/bench-apps/results.md && \
 	cat $(BUILD)/bench-apps/results.md && [ $$vm -eq 0 ]
 
