@@ -17,7 +17,8 @@ MARGIN = 0.05
 VARIANTS = ["glibc", "spin", "tid-ww"]
 OPS = {
     "sysbench-mutex": "lock/unlock pairs of 8 threads on 4 mutexes (20 empty loops outside)",
-    "sysbench-threads": "events of 8 threads (lock, 10 yields, unlock) on 2 mutexes",
+    "sysbench-threads": "events of 8 threads on 2 mutexes, each 10 times lock, "
+                        "sched_yield(), unlock",
     "cache_bench": "cache operations of 8 threads on 4 LRU shards",
     "memcached": "get/set requests from memcaslap (2 threads, 32 connections) to 4 workers",
 }
