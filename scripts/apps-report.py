@@ -47,8 +47,8 @@ def main():
              float(futex), float(cs)))
         rounds.setdefault((prog, var), {})[int(f[2])] = float(tput)
     vm, guest = kv(run / "vm.txt"), kv(run / "guest.txt")
-    print(f"QEMU {vm.get('accel', '?')} on a host of {vm.get('host', '?')}, "
-          f"{vm.get('date', '?')}. Guest kernel {guest.get('kernel', '?')}, "
+    print(f"`make bench-apps`: QEMU {vm.get('accel', '?')} on a host of "
+          f"{vm.get('host', '?')}, {vm.get('date', '?')}. Guest kernel {guest.get('kernel', '?')}, "
           f"{guest.get('cpus', '?')} vCPUs, {guest.get('repeat', '?')} rounds, "
           "each running every variant once in an order that rotates. glibc: "
           "no preload; spin: "
