@@ -36,23 +36,21 @@ def kv(path):
 
 def main():
     run = Path(sys.argv[1])
-    rows, rounds = {}, {}
+    rows = {}       # (program, variant) -> repeat -> its figures
     for line in (run / "results.txt").read_text().splitlines():
         f = line.split()
         if len(f) != 8:
             continue
-        prog, var, _, ops, tput, p99, futex, cs = f
-        rows.setdefault((prog, var), []).append(
-            (float(ops), float(tput), None if p99 == "-" else float(p99),
-             float(futex), float(cs)))
-        rounds.setdefault((prog, var), {})[int(f[2])] = float(tput)
+        prog, var, rep, ops, tput, p99, futex, cs = f
+        rows.setdefault((prog, var), {})[int(rep)] = (
+            float(ops), float(tput), None if p99 == "-" else float(p99),
+            float(futex), float(cs))
     vm, guest = kv(run / "vm.txt"), kv(run / "guest.txt")
     print(f"`make bench-apps`: QEMU {vm.get('accel', '?')} on a host of "
           f"{vm.get('host', '?')}, {vm.get('date', '?')}. Guest kernel {guest.get('kernel', '?')}, "
           f"{guest.get('cpus', '?')} vCPUs, {guest.get('repeat', '?')} rounds, "
           "each running every variant once in an order that rotates. glibc: "
-          "no preload; spin: "
-          "LD_PRELOAD=libfutex-spin-preload.so; tid-ww: the preload with "
+          "no preload; spin: LD_PRELOAD=libfutex-spin-preload.so; tid-ww: the preload with "
           "FUTEX_SPIN_MODE=waitwake (same library, FUTEX_WAIT/WAKE instead "
           "of FUTEX_SPIN_LOCK). sd% = relative stddev of throughput; / glibc "
           "= the geometric mean over the rounds of the variant's throughput "
@@ -69,9 +67,10 @@ def main():
     print("|---|---|---:|---:|---:|---|---|---:|---:|---:|")
     judge = Judge(MARGIN)
     expected = 0.0
+    by_round = {k: {rep: x[1] for rep, x in r.items()} for k, r in rows.items()}
     for prog in OPS:
         for var in VARIANTS:
-            r = rows.get((prog, var))
+            r = list(rows.get((prog, var), {}).values())
             if not r:
                 print(f"| {prog} | {var} | failed | | | | | | | |")
                 continue
@@ -79,8 +78,8 @@ def main():
             mean = statistics.mean(t)
             sd = (f"{100 * statistics.stdev(t) / mean:.1f}"
                   if len(t) > 1 and mean else "-")
-            c = (judge.compare(rounds[(prog, var)], rounds[(prog, "glibc")])
-                 if var != "glibc" and (prog, "glibc") in rounds else None)
+            c = (judge.compare(by_round[(prog, var)], by_round[(prog, "glibc")])
+                 if var != "glibc" and (prog, "glibc") in by_round else None)
             rel = (f"{c.ratio:.2f} | {c.lo:.2f} to {c.hi:.2f} | {c.verdict}" if c
                    else "| |" if var == "glibc" else "- | - | -")
             if c and var == "spin":
