@@ -14,6 +14,7 @@
  * timing: deadlines are in the past, other threads are joined.
  *
  *   test-diff            all cases
+ *   test-diff NAME...    the cases of these names (as printed) only
  *   test-diff --probe    exit 0 when the kernel has FUTEX_SPIN_LOCK
  */
 #define _GNU_SOURCE
@@ -22,6 +23,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -667,6 +669,21 @@ static void c_bad_kind(void)
 	r(pthread_mutex_destroy(&m));
 }
 
+/* The case names given on the command line; none: all cases */
+static char **only;
+static int nonly;
+
+static bool wanted(const char *name)
+{
+	int i;
+
+	for (i = 0; i < nonly; i++) {
+		if (!strcmp(only[i], name))
+			return true;
+	}
+	return !nonly;
+}
+
 /* Run @fn in a child with a time limit, print its line */
 static void run_case(const char *name, void (*fn)(void))
 {
@@ -679,6 +696,8 @@ static void run_case(const char *name, void (*fn)(void))
 	ssize_t n;
 	pid_t pid;
 
+	if (!wanted(name))
+		return;
 	if (pipe(fds))
 		exit(2);
 	fflush(stdout);
@@ -745,6 +764,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "--probe"))
 		return probe();
+	only = argv + 1;
+	nonly = argc - 1;
 	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++) {
 		v = &variants[i];
 		for (j = 0; j < sizeof(mutex_cases) / sizeof(mutex_cases[0]); j++) {
