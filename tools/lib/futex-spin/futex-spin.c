@@ -500,7 +500,10 @@ static int unlock_foreign(struct futex_spin_mutex *m, uint32_t tid)
 	}
 }
 
-/* After taking a robust mutex's word: what the caller gets */
+/*
+ * After taking a robust mutex's word, before linking it: what the caller
+ * gets. An unrecoverable one is released again, waking the next waiter.
+ */
 static int acquired(struct futex_spin_mutex *m, uint32_t tid)
 {
 	/* A dead owner's recursion count */
@@ -579,12 +582,14 @@ static int robust_lock(struct futex_spin_mutex *m, int kind, uint32_t tid,
 	robust_pending(head, &m->next);
 	ret = try ? trylock_word(m, tid) :
 		    lock_word(m, kind, tid, clock, abstime);
-	if (!ret) {
-		robust_link(head, m);
+	if (!ret)
 		ret = acquired(m, tid);
-		if (ret == ENOTRECOVERABLE)
-			robust_unlink(m);
-	}
+	/*
+	 * Linked only when kept: an unrecoverable one is released at once,
+	 * and the next waiter links it into its own list as soon as it is.
+	 */
+	if (!ret || ret == EOWNERDEAD)
+		robust_link(head, m);
 	robust_pending(head, NULL);
 	return ret;
 }

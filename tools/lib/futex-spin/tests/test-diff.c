@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -45,6 +46,13 @@
 
 static int out_fd = -1;
 
+/* While set, res() keeps the results here too, or only (keep_only) */
+static char *kept;
+static size_t kept_len;
+static bool keep_only;
+
+#define KEPT_SIZE	1024
+
 /* One result of the running case, written at once: a hang keeps it */
 static void res(const char *fmt, ...)
 {
@@ -56,6 +64,17 @@ static void res(const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vsnprintf(buf + 1, sizeof(buf) - 1, fmt, ap);
 	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	if (kept) {
+		if (kept_len + n + 1 < KEPT_SIZE) {
+			memcpy(kept + kept_len, buf, n + 1);
+			kept_len += n + 1;
+			kept[kept_len] = 0;
+		}
+		if (keep_only)
+			return;
+	}
 	if (write(out_fd, buf, n + 1) < 0)
 		_exit(3);
 }
@@ -152,6 +171,71 @@ static int other(thread_fn fn, pthread_mutex_t *m)
 	if (pthread_create(&t, NULL, call_thread, &c) || pthread_join(t, NULL))
 		_exit(5);
 	return c.ret;
+}
+
+/*
+ * Until the thread @id of this process (@dir "/proc/self/task") or the
+ * process @id (@dir "/proc") sleeps, or *@done is set: it is then waiting
+ * in the call it was about to make.
+ */
+static void wait_asleep(const char *dir, pid_t id, const int *done)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d/stat", dir, id);
+	while (!done || !__atomic_load_n(done, __ATOMIC_ACQUIRE)) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			_exit(6);
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		p = strrchr(buf, ')');
+		if (p && !strncmp(p, ") S", 3))
+			return;
+		usleep(1000);
+	}
+}
+
+/* A thread that calls @fn(@m), started by start_call() */
+struct call_thread {
+	thread_fn fn;
+	pthread_mutex_t *m;
+	pthread_t t;
+	pid_t tid;
+	int done;
+	long ret;
+};
+
+static void *call_thread_run(void *arg)
+{
+	struct call_thread *c = arg;
+
+	__atomic_store_n(&c->tid, gettid(), __ATOMIC_RELEASE);
+	c->ret = c->fn(c->m);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Start @fn(@m) in a thread; return once it sleeps in it or is done */
+static void start_call(struct call_thread *c, thread_fn fn, pthread_mutex_t *m)
+{
+	memset(c, 0, sizeof(*c));
+	c->fn = fn;
+	c->m = m;
+	if (pthread_create(&c->t, NULL, call_thread_run, c))
+		_exit(5);
+	while (!__atomic_load_n(&c->tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	wait_asleep("/proc/self/task", c->tid, &c->done);
+}
+
+static long end_call(struct call_thread *c)
+{
+	pthread_join(c->t, NULL);
+	return c->ret;
 }
 
 static long t_lock(pthread_mutex_t *m) { return pthread_mutex_lock(m); }
@@ -408,6 +492,73 @@ static void c_owner_died(void)
 	r(pthread_mutex_timedlock(m, &past));
 	r(pthread_mutex_consistent(m));
 	r(pthread_mutex_destroy(m));
+}
+
+static long t_lock_unlock(pthread_mutex_t *m)
+{
+	long ret = pthread_mutex_lock(m);
+
+	if (!ret || ret == EOWNERDEAD)
+		pthread_mutex_unlock(m);
+	return ret;
+}
+
+static int cmp_long(const void *a, const void *b)
+{
+	return *(const long *)a < *(const long *)b ? -1 :
+	       *(const long *)a > *(const long *)b;
+}
+
+#define NWAITERS	3
+#define WAITER_ROUNDS	20
+
+/*
+ * Waiters asleep on a mutex when it is unlocked: each gets it in turn;
+ * a robust one unlocked after EOWNERDEAD turns unrecoverable under them.
+ */
+static void waiters_round(void)
+{
+	pthread_mutex_t *m = new_mutex();
+	struct call_thread w[NWAITERS];
+	long rets[NWAITERS];
+	int i;
+
+	if (v->robust)
+		r(other(t_lock, m));
+	r(pthread_mutex_lock(m));
+	for (i = 0; i < NWAITERS; i++)
+		start_call(&w[i], t_lock_unlock, m);
+	r(pthread_mutex_unlock(m));
+	for (i = 0; i < NWAITERS; i++)
+		rets[i] = end_call(&w[i]);
+	qsort(rets, NWAITERS, sizeof(rets[0]), cmp_long);
+	res("waiters:");
+	for (i = 0; i < NWAITERS; i++)
+		r(rets[i]);
+	r(t_lock_unlock(m));
+	munmap(m, 4096);
+}
+
+/* Rounds, as the waiters race: the first, then any that differs from it */
+static void c_waiters(void)
+{
+	char first[KEPT_SIZE] = "", buf[KEPT_SIZE];
+	int i;
+
+	kept = first;
+	kept_len = 0;
+	waiters_round();
+	kept = buf;
+	keep_only = true;
+	for (i = 1; i < WAITER_ROUNDS; i++) {
+		buf[0] = 0;
+		kept_len = 0;
+		waiters_round();
+		if (strcmp(buf, first))
+			dprintf(out_fd, " round%d:%s", i, buf);
+	}
+	kept = NULL;
+	keep_only = false;
 }
 
 static void c_fork(void)
@@ -741,6 +892,7 @@ static const struct {
 	{ "destroy-extra-unlock", c_destroy_extra_unlock },
 	{ "consistent", c_consistent },
 	{ "owner-died", c_owner_died },
+	{ "waiters", c_waiters },
 	{ "fork", c_fork },
 	{ "cond-timed", c_cond_timed },
 	{ "cond-clock", c_cond_clock },
