@@ -332,15 +332,16 @@ static int spin_lock_word(struct futex_spin_mutex *m, int clock,
 
 /*
  * The fallback: wait while the word has an owner, with FUTEX_WAITERS set
- * so that its unlock wakes us. Once we have slept we take the word with
- * FUTEX_WAITERS set, since others may still sleep and the unlocker that
- * woke us cleared it.
+ * so that its unlock wakes us. Once we have slept (@woken: before the
+ * call) we take the word with FUTEX_WAITERS set, since others may still
+ * sleep and the unlocker that woke us cleared it.
  */
 static int waitwake_lock_word(struct futex_spin_mutex *m, uint32_t tid,
-			      int clock, const struct timespec *abstime)
+			      int clock, const struct timespec *abstime,
+			      bool woken)
 {
 	int op = FUTEX_WAIT_BITSET | private_flag(m);
-	uint32_t waiters = 0, v;
+	uint32_t waiters = woken ? FUTEX_WAITERS : 0, v;
 
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
@@ -396,24 +397,28 @@ static bool trylock_word_spinning(struct futex_spin_mutex *m, uint32_t tid)
 	return false;
 }
 
+/* @woken: the caller slept on the word, and may have taken a wakeup */
 static int lock_word(struct futex_spin_mutex *m, int kind, uint32_t tid,
-		     int clock, const struct timespec *abstime)
+		     int clock, const struct timespec *abstime, bool woken)
 {
 	uint32_t zero = 0;
 	int ret;
 
-	if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
+		woken = false;
+	if (!woken && __atomic_compare_exchange_n(&m->word, &zero, tid, false,
+						  __ATOMIC_ACQUIRE,
+						  __ATOMIC_RELAXED))
 		return 0;
 	/* Only a lock taken at once may skip the check of the deadline. */
 	ret = check_deadline(kind, &abstime);
 	if (ret)
 		return ret;
-	if (trylock_word_spinning(m, tid))
+	if (!woken && trylock_word_spinning(m, tid))
 		return 0;
 	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
 		return spin_lock_word(m, clock, abstime);
-	return waitwake_lock_word(m, tid, clock, abstime);
+	return waitwake_lock_word(m, tid, clock, abstime, woken);
 }
 
 /* A word without an owner but with other bits: whoever takes it keeps them */
@@ -461,6 +466,22 @@ static int unlock_word(struct futex_spin_mutex *m, uint32_t tid)
 }
 
 /*
+ * The owner of a normal mutex that locks it again sleeps on the word until
+ * another thread unlocks it (relock_wait()), counted in m->relockers.
+ * Wake them all: in spin mode they are the only sleepers on the word that
+ * FUTEX_WAKE reaches; in the fallback the others woken look again. The
+ * fence orders the release before the look at the count, as the
+ * relocker's count is ordered before its look at the word.
+ */
+static void wake_relockers(struct futex_spin_mutex *m)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&m->relockers, __ATOMIC_RELAXED))
+		sys_futex(&m->word, FUTEX_WAKE | private_flag(m), INT_MAX,
+			  NULL, NULL, 0);
+}
+
+/*
  * glibc's unlock of a normal mutex does not look at the owner: another
  * thread's unlock releases it (programs use such a mutex as a binary
  * semaphore, or unlock in a fork child what the parent's thread locked),
@@ -485,18 +506,22 @@ static int unlock_foreign(struct futex_spin_mutex *m, uint32_t tid)
 						 __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
+		ret = 0;
 		if (!next) {
 			if (v & FUTEX_WAITERS)
 				sys_futex(&m->word,
 					  FUTEX_WAKE | private_flag(m), 1,
 					  NULL, NULL, 0);
-			return 0;
+		} else {
+			ret = unlock_word(m, tid);
+			/* Another thread took the owner's place after us */
+			if (ret == EPERM) {
+				v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+				continue;
+			}
 		}
-		ret = unlock_word(m, tid);
-		/* Another thread took the owner's place after us: again */
-		if (ret != EPERM)
-			return ret;
-		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		wake_relockers(m);
+		return ret;
 	}
 }
 
@@ -519,30 +544,47 @@ static int acquired(struct futex_spin_mutex *m, uint32_t tid)
 }
 
 /*
- * Relocking a normal mutex deadlocks, as POSIX says, until the deadline if
- * there is one: the caller sleeps on a word nobody wakes.
+ * Relocking a normal mutex deadlocks, as POSIX says: the caller sleeps on
+ * the word until the deadline, if there is one, or until another thread
+ * unlocks the mutex, as glibc lets it (a binary semaphore): then
+ * -EAGAIN, and the caller takes the mutex as a waiter that was woken.
  */
-static int deadlock(int kind, int clock, const struct timespec *abstime)
+static int relock_wait(struct futex_spin_mutex *m, int kind, uint32_t tid,
+		       int clock, const struct timespec *abstime)
 {
-	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
-	uint32_t never = 0;
+	int op = FUTEX_WAIT_BITSET | private_flag(m);
 	int ret = check_deadline(kind, &abstime);
+	uint32_t v;
 
 	if (ret)
 		return ret;
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
+	/* Counted before the look at the word: see wake_relockers() */
+	__atomic_add_fetch(&m->relockers, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
-		if (sys_futex(&never, op, 0, abstime, NULL,
+		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		if ((v & FUTEX_TID_MASK) != tid) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (sys_futex(&m->word, op, v, abstime, NULL,
 			      FUTEX_BITSET_MATCH_ANY) &&
-		    errno != EINTR && errno != EAGAIN)
-			return errno;
+		    errno != EINTR && errno != EAGAIN) {
+			ret = errno;
+			break;
+		}
 	}
+	__atomic_sub_fetch(&m->relockers, 1, __ATOMIC_RELAXED);
+	return ret;
 }
 
-/* The owner locks again: what each type says */
-static int relock(struct futex_spin_mutex *m, int kind, bool try, int clock,
-		  const struct timespec *abstime)
+/*
+ * The owner locks again: what each type says; -EAGAIN when another
+ * thread unlocked it meanwhile (see relock_wait())
+ */
+static int relock(struct futex_spin_mutex *m, int kind, uint32_t tid,
+		  bool try, int clock, const struct timespec *abstime)
 {
 	if (TYPE(kind) == FUTEX_SPIN_MUTEX_RECURSIVE) {
 		if (m->count == UINT32_MAX)
@@ -556,7 +598,7 @@ static int relock(struct futex_spin_mutex *m, int kind, bool try, int clock,
 		       TYPE(kind) == FUTEX_SPIN_MUTEX_ERRORCHECK ? EDEADLK : EBUSY;
 	if (TYPE(kind) == FUTEX_SPIN_MUTEX_ERRORCHECK)
 		return EDEADLK;
-	return deadlock(kind, clock, abstime);
+	return relock_wait(m, kind, tid, clock, abstime);
 }
 
 static bool owned_by(struct futex_spin_mutex *m, uint32_t tid)
@@ -566,7 +608,8 @@ static bool owned_by(struct futex_spin_mutex *m, uint32_t tid)
 }
 
 static int robust_lock(struct futex_spin_mutex *m, int kind, uint32_t tid,
-		       int clock, const struct timespec *abstime, bool try)
+		       int clock, const struct timespec *abstime, bool try,
+		       bool woken)
 {
 	struct robust_list_head *head;
 	int ret;
@@ -574,14 +617,12 @@ static int robust_lock(struct futex_spin_mutex *m, int kind, uint32_t tid,
 	if (__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
 	    FUTEX_SPIN_STATE_NOTRECOVERABLE)
 		return ENOTRECOVERABLE;
-	if (owned_by(m, tid))
-		return relock(m, kind, try, clock, abstime);
 	head = get_robust_head();
 	if (!head)
 		return ENOTSUP;
 	robust_pending(head, &m->next);
 	ret = try ? trylock_word(m, tid) :
-		    lock_word(m, kind, tid, clock, abstime);
+		    lock_word(m, kind, tid, clock, abstime, woken);
 	if (!ret)
 		ret = acquired(m, tid);
 	/*
@@ -598,7 +639,9 @@ int futex_spin_lock_slow(struct futex_spin_mutex *m, clockid_t clock,
 			 const struct timespec *abstime, bool try)
 {
 	int kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
+	bool woken = false;
 	uint32_t tid;
+	int ret;
 
 	/* Destroyed (-1), or no mutex at all */
 	if (kind & ~VALID_KIND)
@@ -606,15 +649,19 @@ int futex_spin_lock_slow(struct futex_spin_mutex *m, clockid_t clock,
 	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
 		return EINVAL;
 	tid = futex_spin_gettid();
-	if (ROBUST(kind))
-		return robust_lock(m, kind, tid, clock, abstime, try);
 	/* The first lock of a thread comes here to cache its TID. */
-	if (futex_spin_lock_fast(m))
+	if (!ROBUST(kind) && futex_spin_lock_fast(m))
 		return 0;
-	if (owned_by(m, tid))
-		return relock(m, kind, try, clock, abstime);
+	if (owned_by(m, tid)) {
+		ret = relock(m, kind, tid, try, clock, abstime);
+		if (ret != -EAGAIN)
+			return ret;
+		woken = true;
+	}
+	if (ROBUST(kind))
+		return robust_lock(m, kind, tid, clock, abstime, try, woken);
 	return try ? trylock_word(m, tid) :
-		     lock_word(m, kind, tid, clock, abstime);
+		     lock_word(m, kind, tid, clock, abstime, woken);
 }
 
 int futex_spin_mutex_lock(struct futex_spin_mutex *m)

@@ -54,7 +54,7 @@ struct futex_spin_mutex {
 	uint32_t word;		/* TID | FUTEX_WAITERS | FUTEX_OWNER_DIED */
 	uint32_t count;		/* recursive: extra locks by the owner */
 	uint32_t state;		/* FUTEX_SPIN_STATE_* */
-	uint32_t reserved;
+	uint32_t relockers;	/* normal: owners that lock it again, asleep */
 	int32_t kind;		/* type | flags; -1 once destroyed */
 	uint32_t reserved2;
 	/* Robust list node: prev as glibc keeps it, next read by the kernel */
@@ -103,7 +103,8 @@ int futex_spin_mutex_destroy(struct futex_spin_mutex *m);
  * unrecoverable: later locks fail with ENOTRECOVERABLE.
  * Relocking by the owner: recursive counts it (EAGAIN on overflow),
  * errorcheck fails with EDEADLK, normal and adaptive deadlock, as POSIX
- * says for the normal type (timedlock: until the deadline).
+ * says for the normal type (timedlock: until the deadline), until another
+ * thread unlocks it (see futex_spin_mutex_unlock()): then it is taken.
  * Other errors: EINVAL (destroyed or not a mutex, bad timespec or clock),
  * ENOTRECOVERABLE.
  */

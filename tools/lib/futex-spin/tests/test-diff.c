@@ -298,6 +298,41 @@ static void c_relock(void)
 	probe_free(m);
 }
 
+static long relock_first, relock_timed;
+
+/* Lock, then lock again: timed (1 s) or not */
+static long t_relock(pthread_mutex_t *m)
+{
+	struct timespec ts;
+
+	relock_first = pthread_mutex_lock(m);
+	if (!relock_timed)
+		return pthread_mutex_lock(m);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec++;
+	return pthread_mutex_timedlock(m, &ts);
+}
+
+/*
+ * The owner locks again and sleeps; another thread unlocks it: a binary
+ * semaphore, which a normal mutex can be
+ */
+static void c_relock_other_unlock(void)
+{
+	struct call_thread c;
+	pthread_mutex_t *m;
+
+	for (relock_timed = 1; relock_timed >= 0; relock_timed--) {
+		res(relock_timed ? "timed:" : "lock:");
+		m = new_mutex();
+		start_call(&c, t_relock, m);
+		r(pthread_mutex_unlock(m));
+		r(end_call(&c));
+		r(relock_first);
+		probe_free(m);
+	}
+}
+
 static void c_unlock_unowned(void)
 {
 	pthread_mutex_t *m = new_mutex();
@@ -882,6 +917,7 @@ static const struct {
 } mutex_cases[] = {
 	{ "basic", c_basic },
 	{ "relock", c_relock },
+	{ "relock-other-unlock", c_relock_other_unlock },
 	{ "unlock-unowned", c_unlock_unowned },
 	{ "unlock-other", c_unlock_other },
 	{ "unlock-live-owner", c_unlock_live_owner },
