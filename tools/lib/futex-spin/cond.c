@@ -7,7 +7,7 @@
  * requeued: FUTEX_CMP_REQUEUE would move them to a FUTEX_WAIT queue on the
  * mutex word, which FUTEX_SPIN_UNLOCK does not look at.
  *
- * The mutex is released and taken back through hooks, so that the
+ * The mutex is unlocked and locked again through hooks, so that the
  * LD_PRELOAD object can use the same condition variable with glibc's
  * mutexes (priority inheritance and protection) too.
  */
@@ -80,7 +80,6 @@ struct wait {
 	struct futex_spin_cond *c;
 	void *m;
 	const struct futex_spin_cond_ops *ops;
-	uint32_t saved;
 };
 
 static void leave(struct futex_spin_cond *c, bool woken, uint32_t seq)
@@ -103,7 +102,7 @@ static void wait_cancelled(void *arg)
 	/* A signal we may have consumed goes to another waiter. */
 	cond_futex(w->c, FUTEX_WAKE, 1, NULL);
 	__atomic_sub_fetch(&w->c->waiters, 1, __ATOMIC_RELEASE);
-	w->ops->reacquire(w->m, w->saved);
+	w->ops->lock(w->m);
 }
 
 /*
@@ -155,7 +154,7 @@ int futex_spin_cond_wait_ops(struct futex_spin_cond *c, void *m,
 
 	__atomic_add_fetch(&c->waiters, 1, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
-	ret = ops->release(m, &w.saved);
+	ret = ops->unlock(m);
 	if (ret) {
 		__atomic_sub_fetch(&c->waiters, 1, __ATOMIC_RELEASE);
 		return ret;
@@ -168,23 +167,23 @@ int futex_spin_cond_wait_ops(struct futex_spin_cond *c, void *m,
 		err = sleep_on(&w, op, seq, abstime);
 
 	leave(c, !err, seq);
-	ret = ops->reacquire(m, w.saved);
+	ret = ops->lock(m);
 	return ret ? ret : wait_result(err);
 }
 
-static int release(void *m, uint32_t *saved)
+static int unlock(void *m)
 {
-	return futex_spin_mutex_release(m, saved);
+	return futex_spin_mutex_unlock(m);
 }
 
-static int reacquire(void *m, uint32_t saved)
+static int lock(void *m)
 {
-	return futex_spin_mutex_reacquire(m, saved);
+	return futex_spin_mutex_lock(m);
 }
 
 static const struct futex_spin_cond_ops ops = {
-	.release = release,
-	.reacquire = reacquire,
+	.unlock = unlock,
+	.lock = lock,
 };
 
 int futex_spin_cond_wait(struct futex_spin_cond *c,

@@ -74,24 +74,17 @@ int futex_spin_lock_slow(struct futex_spin_mutex *m, clockid_t clock,
 			 bool try) FUTEX_SPIN_HIDDEN;
 int futex_spin_unlock_slow(struct futex_spin_mutex *m) FUTEX_SPIN_HIDDEN;
 
-/*
- * For a condition variable: release the mutex completely (whatever the
- * recursion count) and take it back, restoring the count. *@saved carries
- * the count between the two. Release by a thread that does not own the
- * mutex does what unlock does then (normal and adaptive: release it).
- */
-int futex_spin_mutex_release(struct futex_spin_mutex *m,
-			     uint32_t *saved) FUTEX_SPIN_HIDDEN;
-int futex_spin_mutex_reacquire(struct futex_spin_mutex *m,
-			       uint32_t saved) FUTEX_SPIN_HIDDEN;
-
 /* The preload's condvars keep pthread_cond_timedwait's clock in flags */
 #define FUTEX_SPIN_COND_MONOTONIC	0x1
 
-/* How a condition variable releases and retakes a mutex of either kind */
+/*
+ * How a condition variable unlocks and locks again a mutex of either
+ * kind: once each, as glibc's does, so that a recursive mutex held more
+ * than once stays held during the wait.
+ */
 struct futex_spin_cond_ops {
-	int (*release)(void *m, uint32_t *saved);
-	int (*reacquire)(void *m, uint32_t saved);
+	int (*unlock)(void *m);
+	int (*lock)(void *m);
 };
 
 int futex_spin_cond_wait_ops(struct futex_spin_cond *c, void *m,

@@ -756,28 +756,3 @@ int futex_spin_mutex_consistent(struct futex_spin_mutex *m)
 	__atomic_and_fetch(&m->word, ~FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
 	return 0;
 }
-
-int futex_spin_mutex_release(struct futex_spin_mutex *m, uint32_t *saved)
-{
-	int kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
-	uint32_t tid;
-
-	*saved = 0;
-	if (kind & ~VALID_KIND)
-		return EINVAL;
-	tid = futex_spin_gettid();
-	if (!owned_by(m, tid))
-		return unlock_unowned(m, kind, tid);
-	*saved = m->count;
-	m->count = 0;
-	return do_unlock(m, kind, tid);
-}
-
-int futex_spin_mutex_reacquire(struct futex_spin_mutex *m, uint32_t saved)
-{
-	int ret = futex_spin_mutex_lock(m);
-
-	if (!ret || ret == EOWNERDEAD)
-		m->count = saved;
-	return ret;
-}

@@ -156,10 +156,12 @@ int futex_spin_cond_destroy(struct futex_spin_cond *c);
 int futex_spin_cond_signal(struct futex_spin_cond *c);
 int futex_spin_cond_broadcast(struct futex_spin_cond *c);
 /*
- * Release @m (completely, a recursive one whatever its count), sleep
- * until signalled, take @m back. A cancellation point: a cancelled waiter
- * runs its cleanup handlers holding @m. Returns 0 (also on a spurious
- * wakeup: wait in a loop), or the error of releasing or taking back @m.
+ * Unlock @m, sleep until signalled, lock @m again. As with glibc, that is
+ * one unlock: a recursive mutex locked more than once stays held while
+ * the caller sleeps (POSIX advises against it for that reason). A
+ * cancellation point: a cancelled waiter runs its cleanup handlers
+ * holding @m. Returns 0 (also on a spurious wakeup: wait in a loop), or
+ * the error of unlocking or locking @m.
  */
 int futex_spin_cond_wait(struct futex_spin_cond *c,
 			 struct futex_spin_mutex *m);

@@ -264,24 +264,19 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	return futex_spin_cond_broadcast(cv(c));
 }
 
-static int release(void *m, uint32_t *saved)
+static int unlock(void *m)
 {
-	*saved = 0;
-	if (glibcs(m))
-		return real.unlock(m);
-	return futex_spin_mutex_release(fsm(m), saved);
+	return pthread_mutex_unlock(m);
 }
 
-static int reacquire(void *m, uint32_t saved)
+static int lock(void *m)
 {
-	if (glibcs(m))
-		return real.lock(m);
-	return futex_spin_mutex_reacquire(fsm(m), saved);
+	return pthread_mutex_lock(m);
 }
 
 static const struct futex_spin_cond_ops ops = {
-	.release = release,
-	.reacquire = reacquire,
+	.unlock = unlock,
+	.lock = lock,
 };
 
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)

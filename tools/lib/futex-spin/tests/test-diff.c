@@ -695,6 +695,50 @@ static void c_cond_recursive(void)
 	r(pthread_mutex_unlock(m));
 }
 
+static pthread_cond_t *during_cond;
+static int during_go;
+static long during_rets[5];
+
+/*
+ * Lock (a recursive mutex twice), wait until told to go, unlock as often;
+ * the results in during_rets[], for the main thread to print in order
+ */
+static long t_wait_held(pthread_mutex_t *m)
+{
+	int depth = v->type == PTHREAD_MUTEX_RECURSIVE ? 2 : 1, i, n = 0;
+	long ret = 0;
+
+	for (i = 0; i < depth; i++)
+		during_rets[n++] = pthread_mutex_lock(m);
+	while (!__atomic_load_n(&during_go, __ATOMIC_ACQUIRE) && !ret)
+		ret = pthread_cond_wait(during_cond, m);
+	during_rets[n++] = ret;
+	for (i = 0; i < depth; i++)
+		during_rets[n++] = pthread_mutex_unlock(m);
+	return n;
+}
+
+/* What another thread finds while one waits: the mutex free or held */
+static void c_cond_during(void)
+{
+	struct call_thread c;
+	pthread_mutex_t *m;
+	long i, n;
+
+	during_cond = new_cond(CLOCK_REALTIME, v->pshared);
+	m = new_mutex();
+	start_call(&c, t_wait_held, m);
+	res("during:");
+	probe_free(m);
+	__atomic_store_n(&during_go, 1, __ATOMIC_RELEASE);
+	r(pthread_cond_signal(during_cond));
+	n = end_call(&c);
+	res("waiter:");
+	for (i = 0; i < n; i++)
+		r(during_rets[i]);
+	probe_free(m);
+}
+
 struct signaller {
 	pthread_mutex_t *m;
 	pthread_cond_t *c;
@@ -934,6 +978,7 @@ static const struct {
 	{ "cond-clock", c_cond_clock },
 	{ "cond-unheld", c_cond_unheld },
 	{ "cond-recursive", c_cond_recursive },
+	{ "cond-during", c_cond_during },
 	{ "cond-wake", c_cond_wake },
 };
 
