@@ -15,8 +15,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include <linux/futex.h>
 
 #pragma GCC visibility push(default)
@@ -24,13 +22,13 @@
 #pragma GCC visibility pop
 #include "futex-spin-internal.h"
 
+/* 0 or more, or -errno */
 static long cond_futex(struct futex_spin_cond *c, int op, uint32_t val,
 		       const struct timespec *ts)
 {
 	if (!(c->flags & FUTEX_SPIN_COND_SHARED))
 		op |= FUTEX_PRIVATE_FLAG;
-	return syscall(SYS_futex, &c->seq, op, val, ts, NULL,
-		       FUTEX_BITSET_MATCH_ANY);
+	return sys_futex(&c->seq, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
 int futex_spin_cond_init(struct futex_spin_cond *c, int flags)
@@ -115,11 +113,12 @@ static __attribute__((noinline)) int sleep_on(struct wait *w, int op,
 					      uint32_t seq,
 					      const struct timespec *abstime)
 {
-	int oldtype, err;
+	int oldtype;
+	long err;
 
 	pthread_cleanup_push(wait_cancelled, w);
 	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-	err = cond_futex(w->c, op, seq, abstime) ? errno : 0;
+	err = -cond_futex(w->c, op, seq, abstime);
 	pthread_setcanceltype(oldtype, NULL);
 	pthread_cleanup_pop(0);
 	return err;

@@ -8,9 +8,12 @@
 #ifndef _FUTEX_SPIN_INTERNAL_H
 #define _FUTEX_SPIN_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "futex-spin.h"
 
@@ -25,6 +28,48 @@
  * only while glibc's spare static TLS lasts.
  */
 #define FUTEX_SPIN_TLS	__attribute__((tls_model("initial-exec")))
+
+/*
+ * A system call that leaves errno alone, as glibc's own locks make theirs
+ * (INTERNAL_SYSCALL): its result, or -errno. errno is the program's: the
+ * preload probes the kernel before main(), and a contended lock or a
+ * timed-out wait is no failed call. Inline on x86-64; elsewhere through
+ * syscall(2), errno saved and restored.
+ */
+static inline long futex_spin_syscall(long nr, long a1, long a2, long a3,
+				      long a4, long a5, long a6)
+{
+#ifdef __x86_64__
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+	long ret;
+
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "0"(nr), "D"(a1), "S"(a2), "d"(a3), "r"(r10),
+			       "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	return ret;
+#else
+	int saved = errno;
+	long ret = syscall(nr, a1, a2, a3, a4, a5, a6);
+
+	if (ret == -1)
+		ret = -errno;
+	errno = saved;
+	return ret;
+#endif
+}
+
+/* futex(2): 0 or more, or -errno */
+static inline long sys_futex(uint32_t *uaddr, int op, uint32_t val,
+			     const struct timespec *ts, uint32_t *uaddr2,
+			     uint32_t val3)
+{
+	return futex_spin_syscall(SYS_futex, (long)uaddr, op, val, (long)ts,
+				  (long)uaddr2, val3);
+}
 
 /* The caller's TID, 0 until its first slow path (and in a fork child) */
 extern __thread int futex_spin_tid FUTEX_SPIN_TLS FUTEX_SPIN_HIDDEN;

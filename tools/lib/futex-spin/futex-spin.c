@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include <linux/futex.h>
 
 /* The public functions are the shared library's exports; nothing else. */
@@ -83,28 +81,27 @@ __attribute__((constructor)) static void futex_spin_lib_init(void)
 	pthread_atfork(NULL, NULL, reset_after_fork);
 }
 
+static int sys_gettid(void)
+{
+	return futex_spin_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+}
+
 int futex_spin_gettid(void)
 {
 	if (__builtin_expect(!futex_spin_tid, 0))
-		futex_spin_tid = syscall(SYS_gettid);
+		futex_spin_tid = sys_gettid();
 	return futex_spin_tid;
-}
-
-static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
-		      const struct timespec *ts, uint32_t *uaddr2,
-		      uint32_t val3)
-{
-	return syscall(SYS_futex, uaddr, op, val, ts, uaddr2, val3);
 }
 
 int futex_spin_probe(void)
 {
 	uint32_t word = 0;
+	long ret = sys_futex(&word, FUTEX_SPIN_UNLOCK | FUTEX_PRIVATE_FLAG, 0,
+			     NULL, NULL, 0);
 
-	if (!sys_futex(&word, FUTEX_SPIN_UNLOCK | FUTEX_PRIVATE_FLAG, 0,
-		       NULL, NULL, 0))
+	if (!ret)
 		return EINVAL;
-	return errno == EPERM ? 0 : errno;
+	return ret == -EPERM ? 0 : -ret;
 }
 
 int futex_spin_mode_from_env(enum futex_spin_mode *mode)
@@ -191,7 +188,8 @@ static struct robust_list_head *get_robust_head(void)
 
 	if (robust_head)
 		return robust_head;
-	if (syscall(SYS_get_robust_list, 0, &head, &len))
+	if (futex_spin_syscall(SYS_get_robust_list, 0, (long)&head, (long)&len,
+			       0, 0, 0))
 		head = NULL;
 	if (head && (len != sizeof(*head) || head->futex_offset != ROBUST_OFFSET))
 		return NULL;
@@ -201,7 +199,8 @@ static struct robust_list_head *get_robust_head(void)
 		own_head.head.list_op_pending = NULL;
 		own_head.prev = &own_head.head;
 		head = &own_head.head;
-		if (syscall(SYS_set_robust_list, head, sizeof(*head)))
+		if (futex_spin_syscall(SYS_set_robust_list, (long)head,
+				       sizeof(*head), 0, 0, 0, 0))
 			return NULL;
 	}
 	robust_head = head;
@@ -319,15 +318,15 @@ static int spin_lock_word(struct futex_spin_mutex *m, int clock,
 			  const struct timespec *abstime)
 {
 	int op = FUTEX_SPIN_LOCK | private_flag(m);
+	long ret;
 
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
 	/* The kernel restarts after a signal: EINTR is not expected. */
-	while (sys_futex(&m->word, op, 0, abstime, NULL, 0)) {
-		if (errno != EINTR)
-			return errno;
-	}
-	return 0;
+	do {
+		ret = sys_futex(&m->word, op, 0, abstime, NULL, 0);
+	} while (ret == -EINTR);
+	return -ret;
 }
 
 /*
@@ -342,6 +341,7 @@ static int waitwake_lock_word(struct futex_spin_mutex *m, uint32_t tid,
 {
 	int op = FUTEX_WAIT_BITSET | private_flag(m);
 	uint32_t waiters = woken ? FUTEX_WAITERS : 0, v;
+	long ret;
 
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
@@ -363,10 +363,10 @@ static int waitwake_lock_word(struct futex_spin_mutex *m, uint32_t tid,
 						 __ATOMIC_RELAXED))
 			continue;
 		waiters = FUTEX_WAITERS;
-		if (sys_futex(&m->word, op, v | FUTEX_WAITERS, abstime, NULL,
-			      FUTEX_BITSET_MATCH_ANY) &&
-		    errno != EAGAIN && errno != EINTR)
-			return errno;
+		ret = sys_futex(&m->word, op, v | FUTEX_WAITERS, abstime, NULL,
+				FUTEX_BITSET_MATCH_ANY);
+		if (ret && ret != -EAGAIN && ret != -EINTR)
+			return -ret;
 	}
 }
 
@@ -452,12 +452,9 @@ static int unlock_word(struct futex_spin_mutex *m, uint32_t tid)
 		return 0;
 	if ((v & FUTEX_TID_MASK) != tid)
 		return EPERM;
-	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN) {
-		if (sys_futex(&m->word, FUTEX_SPIN_UNLOCK | private_flag(m), 0,
-			      NULL, NULL, 0) < 0)
-			return errno;
-		return 0;
-	}
+	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
+		return -sys_futex(&m->word, FUTEX_SPIN_UNLOCK | private_flag(m),
+				  0, NULL, NULL, 0);
 	v = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
 	if (v & FUTEX_WAITERS)
 		sys_futex(&m->word, FUTEX_WAKE | private_flag(m), 1, NULL,
@@ -553,7 +550,7 @@ static int relock_wait(struct futex_spin_mutex *m, int kind, uint32_t tid,
 		       int clock, const struct timespec *abstime)
 {
 	int op = FUTEX_WAIT_BITSET | private_flag(m);
-	int ret = check_deadline(kind, &abstime);
+	long ret = check_deadline(kind, &abstime);
 	uint32_t v;
 
 	if (ret)
@@ -568,10 +565,10 @@ static int relock_wait(struct futex_spin_mutex *m, int kind, uint32_t tid,
 			ret = -EAGAIN;
 			break;
 		}
-		if (sys_futex(&m->word, op, v, abstime, NULL,
-			      FUTEX_BITSET_MATCH_ANY) &&
-		    errno != EINTR && errno != EAGAIN) {
-			ret = errno;
+		ret = sys_futex(&m->word, op, v, abstime, NULL,
+				FUTEX_BITSET_MATCH_ANY);
+		if (ret && ret != -EINTR && ret != -EAGAIN) {
+			ret = -ret;
 			break;
 		}
 	}

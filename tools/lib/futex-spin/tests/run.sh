@@ -12,6 +12,8 @@
 # - the differential test: test-diff's lines under glibc against those
 #   under the preload in each mode, every difference listed in
 #   differences.txt, whose entries the README's table must name;
+# - errno under the preload with FUTEX_SPIN_MODE unset and auto, which
+#   probe the kernel before main();
 # - FUTEX_SPIN_MODE: unknown values and spin without the opcodes stop a
 #   preloaded program with a message;
 # - make install into a temporary prefix, and a program built with
@@ -178,6 +180,29 @@ differential() {
 	done
 }
 
+# FUTEX_SPIN_MODE unset or auto: the preload probes the kernel when it is
+# loaded, and main() must find errno as glibc leaves it. test-diff's errno
+# cases (the differential runs force a mode) against glibc's lines.
+auto_check() {
+	local mode want got rc
+
+	plan 2
+	want=$(timeout -k 5 300 "$dir/test-diff" '*.errno' 2>/dev/null)
+	for mode in unset auto; do
+		if [ $mode = unset ]; then
+			got=$(env -u FUTEX_SPIN_MODE LD_PRELOAD="$preload" \
+				timeout -k 5 300 "$dir/test-diff" '*.errno' 2>/dev/null)
+		else
+			got=$(FUTEX_SPIN_MODE=$mode LD_PRELOAD="$preload" \
+				timeout -k 5 300 "$dir/test-diff" '*.errno' 2>/dev/null)
+		fi
+		[ -n "$want" ] && [ "$got" = "$want" ]
+		rc=$?
+		[ $rc -eq 0 ] || diff <(echo "$want") <(echo "$got") | sed 's/^/# /'
+		point $rc "errno under the preload, FUTEX_SPIN_MODE $mode: as glibc's"
+	done
+}
+
 # A preloaded program with FUTEX_SPIN_MODE=@1 is stopped, saying @2
 refused() {
 	local out rc
@@ -235,6 +260,7 @@ tests() {
 	run FUTEX_SPIN_EXPECT_PRELOAD=1 FUTEX_SPIN_MODE=waitwake \
 		LD_PRELOAD="$preload" "$dir/test-pthread" "preload-waitwake:"
 	differential
+	auto_check
 	mode_check
 	install_check
 }

@@ -14,13 +14,14 @@
  * timing: deadlines are in the past, other threads are joined.
  *
  *   test-diff            all cases
- *   test-diff NAME...    the cases of these names (as printed) only
+ *   test-diff NAME...    the cases of these names (as printed; globs) only
  *   test-diff --probe    exit 0 when the kernel has FUTEX_SPIN_LOCK
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -784,6 +785,126 @@ static void c_cond_wake(void)
 	r(pthread_cond_destroy(c));
 }
 
+/* errno: what main() found, and a value no call here should leave */
+static int main_errno;
+
+#define ERRNO_MARK	EXDEV
+
+/* Whether the calls since the last look left errno alone */
+static void errno_kept(void)
+{
+	res("%s", errno == ERRNO_MARK ? "kept" :
+	    errno ? strerrorname_np(errno) : "0");
+	errno = ERRNO_MARK;
+}
+
+struct errno_peer {
+	pthread_mutex_t *m;
+	pthread_cond_t *c;
+	pthread_t t;
+	pid_t main_tid;
+	int locked, go, flag;
+};
+
+/* Hold the mutex until the main thread sleeps in its lock, then unlock */
+static void *hold_until_asleep(void *arg)
+{
+	struct errno_peer *p = arg;
+
+	pthread_mutex_lock(p->m);
+	__atomic_store_n(&p->locked, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&p->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	wait_asleep("/proc/self/task", p->main_tid, NULL);
+	pthread_mutex_unlock(p->m);
+	return NULL;
+}
+
+static int errno_during;
+
+static void errno_handler(int sig)
+{
+	errno_during = errno;
+}
+
+/* Interrupt the main thread's wait with a signal, then end it */
+static void *interrupt_wait(void *arg)
+{
+	struct errno_peer *p = arg;
+
+	wait_asleep("/proc/self/task", p->main_tid, NULL);
+	pthread_kill(p->t, SIGUSR1);
+	pthread_mutex_lock(p->m);
+	p->flag = 1;
+	pthread_cond_signal(p->c);
+	pthread_mutex_unlock(p->m);
+	return NULL;
+}
+
+/*
+ * errno as main() found it, and after each kind of call: contended,
+ * timing out, sleeping in a wait, and in a signal handler during a wait
+ */
+static void c_errno(void)
+{
+	struct sigaction sa = { .sa_handler = errno_handler };
+	struct errno_peer p = { .main_tid = gettid(), .t = pthread_self() };
+	struct timespec ts;
+	pthread_t t;
+	int ret;
+
+	res("main: %s", main_errno ? strerrorname_np(main_errno) : "0");
+	errno = ERRNO_MARK;
+	p.m = new_mutex();
+	p.c = new_cond(CLOCK_REALTIME, 0);
+	errno_kept();
+	r(pthread_mutex_lock(p.m));
+	r(pthread_mutex_unlock(p.m));
+	errno_kept();
+	if (pthread_create(&t, NULL, hold_until_asleep, &p))
+		_exit(5);
+	while (!__atomic_load_n(&p.locked, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	errno = ERRNO_MARK;
+	res("held:");
+	r(pthread_mutex_trylock(p.m));
+	errno_kept();
+	r(pthread_mutex_timedlock(p.m, &past));
+	errno_kept();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec = 0;
+	ts.tv_sec++;
+	r(pthread_mutex_timedlock(p.m, &ts));
+	errno_kept();
+	__atomic_store_n(&p.go, 1, __ATOMIC_RELEASE);
+	r(pthread_mutex_lock(p.m));
+	errno_kept();
+	pthread_join(t, NULL);
+	errno = ERRNO_MARK;
+	res("cond:");
+	r(pthread_cond_timedwait(p.c, p.m, &past));
+	errno_kept();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec = 0;
+	ts.tv_sec++;
+	r(pthread_cond_timedwait(p.c, p.m, &ts));
+	errno_kept();
+	sigaction(SIGUSR1, &sa, NULL);
+	if (pthread_create(&t, NULL, interrupt_wait, &p))
+		_exit(5);
+	errno = ERRNO_MARK;
+	ret = 0;
+	while (!p.flag && !ret)
+		ret = pthread_cond_wait(p.c, p.m);
+	r(ret);
+	errno_kept();
+	res("during: %s", errno_during == ERRNO_MARK ? "kept" :
+	    strerrorname_np(errno_during));
+	r(pthread_mutex_unlock(p.m));
+	pthread_join(t, NULL);
+	errno_kept();
+}
+
 static void c_cond_static(void)
 {
 	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
@@ -908,7 +1029,7 @@ static bool wanted(const char *name)
 	int i;
 
 	for (i = 0; i < nonly; i++) {
-		if (!strcmp(only[i], name))
+		if (!fnmatch(only[i], name, 0))
 			return true;
 	}
 	return !nonly;
@@ -979,6 +1100,7 @@ static const struct {
 	{ "cond-unheld", c_cond_unheld },
 	{ "cond-recursive", c_cond_recursive },
 	{ "cond-during", c_cond_during },
+	{ "errno", c_errno },
 	{ "cond-wake", c_cond_wake },
 };
 
@@ -994,6 +1116,8 @@ int main(int argc, char **argv)
 {
 	char name[128];
 	unsigned int i, j;
+
+	main_errno = errno;
 
 	if (argc > 1 && !strcmp(argv[1], "--probe"))
 		return probe();
