@@ -71,10 +71,39 @@ static inline long sys_futex(uint32_t *uaddr, int op, uint32_t val,
 				  (long)uaddr2, val3);
 }
 
-/* The caller's TID, 0 until its first slow path (and in a fork child) */
-extern __thread int futex_spin_tid FUTEX_SPIN_TLS FUTEX_SPIN_HIDDEN;
+/*
+ * The caller's TID, cached per thread (gettid() is a system call) with the
+ * epoch of the process it was cached in. A child made by fork(), _Fork()
+ * or clone() without CLONE_VM inherits the forking thread's cache, but
+ * not the process's epoch: futex_spin_guard is alone on a page that every
+ * such child finds zeroed (MADV_WIPEONFORK), whether it ran atfork
+ * handlers or not. A cache whose epoch is not the process's is not used.
+ */
+struct futex_spin_self {
+	uint32_t tid;
+	uint32_t epoch;		/* FUTEX_SPIN_NO_EPOCH: nothing cached */
+};
 
-/* The caller's TID, cached per thread (and reset in a fork child) */
+/* A thread's epoch until it caches its TID: no process's */
+#define FUTEX_SPIN_NO_EPOCH	UINT32_MAX
+
+extern __thread struct futex_spin_self futex_spin_self FUTEX_SPIN_TLS
+	FUTEX_SPIN_HIDDEN;
+
+struct futex_spin_guard {
+	uint32_t epoch;		/* 0 until the first slow path of a process */
+} __attribute__((aligned(4096)));
+
+extern struct futex_spin_guard futex_spin_guard FUTEX_SPIN_HIDDEN;
+
+/* Whether futex_spin_self.tid is the caller's: cached in this process */
+static inline bool futex_spin_self_valid(void)
+{
+	return futex_spin_self.epoch ==
+	       __atomic_load_n(&futex_spin_guard.epoch, __ATOMIC_RELAXED);
+}
+
+/* The caller's TID, from the cache when it is this process's */
 int futex_spin_gettid(void) FUTEX_SPIN_HIDDEN;
 
 /* The kinds the fast paths take: any type, shared or not, not robust */
@@ -90,12 +119,14 @@ int futex_spin_gettid(void) FUTEX_SPIN_HIDDEN;
  */
 static inline bool futex_spin_lock_fast(struct futex_spin_mutex *m)
 {
-	uint32_t zero = 0, tid = futex_spin_tid;
+	uint32_t zero = 0;
 
-	if (__builtin_expect(m->kind & ~FUTEX_SPIN_FAST_KINDS, 0) || !tid)
+	if (__builtin_expect(m->kind & ~FUTEX_SPIN_FAST_KINDS, 0) ||
+	    __builtin_expect(!futex_spin_self_valid(), 0))
 		return false;
-	return __atomic_compare_exchange_n(&m->word, &zero, tid, false,
-					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+	return __atomic_compare_exchange_n(&m->word, &zero, futex_spin_self.tid,
+					   false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
 }
 
 /*
@@ -104,11 +135,12 @@ static inline bool futex_spin_lock_fast(struct futex_spin_mutex *m)
  */
 static inline bool futex_spin_unlock_fast(struct futex_spin_mutex *m)
 {
-	uint32_t tid = futex_spin_tid;
+	uint32_t tid;
 
-	if (__builtin_expect(m->kind & ~FUTEX_SPIN_FAST_KINDS, 0) || !tid ||
-	    m->count)
+	if (__builtin_expect(m->kind & ~FUTEX_SPIN_FAST_KINDS, 0) ||
+	    __builtin_expect(!futex_spin_self_valid(), 0) || m->count)
 		return false;
+	tid = futex_spin_self.tid;
 	return __atomic_compare_exchange_n(&m->word, &tid, 0, false,
 					   __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }

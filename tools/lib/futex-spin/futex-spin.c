@@ -9,11 +9,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <linux/futex.h>
 
 /* The public functions are the shared library's exports; nothing else. */
@@ -65,32 +65,66 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* See futex-spin-internal.h */
+__thread struct futex_spin_self futex_spin_self FUTEX_SPIN_TLS = {
+	.epoch = FUTEX_SPIN_NO_EPOCH,
+};
+struct futex_spin_guard futex_spin_guard;
+
+/* The last epoch given out, here or in an ancestor: a child inherits it */
+static uint32_t last_epoch;
+static bool no_wipeonfork;
+
+static __thread struct robust_list_head *robust_head FUTEX_SPIN_TLS;
+
 /*
- * The TID is cached per thread: gettid() is a system call. A fork child
- * has a new TID but inherits the cache, hence the atfork reset. The
- * handler is registered by a constructor, so that it runs before any
- * child handler a program registers later (they run in registration
- * order) and never from inside fork's own handler calls.
+ * The process's epoch; a new one the first time and in a new child. Any
+ * epoch a thread has cached is at most last_epoch, so the child's next
+ * one differs from the forking thread's. 0 when the kernel has no
+ * MADV_WIPEONFORK (before Linux 4.14): nothing is cached then.
  */
-__thread int futex_spin_tid FUTEX_SPIN_TLS;
-
-static void reset_after_fork(void);
-
-__attribute__((constructor)) static void futex_spin_lib_init(void)
+static uint32_t process_epoch(void)
 {
-	pthread_atfork(NULL, NULL, reset_after_fork);
-}
+	uint32_t epoch = __atomic_load_n(&futex_spin_guard.epoch,
+					 __ATOMIC_ACQUIRE), zero = 0;
 
-static int sys_gettid(void)
-{
-	return futex_spin_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	if (epoch || no_wipeonfork)
+		return epoch;
+	if (futex_spin_syscall(SYS_madvise, (long)&futex_spin_guard,
+			       sizeof(futex_spin_guard), MADV_WIPEONFORK,
+			       0, 0, 0)) {
+		no_wipeonfork = true;
+		return 0;
+	}
+	do {
+		epoch = __atomic_add_fetch(&last_epoch, 1, __ATOMIC_SEQ_CST);
+	} while (!epoch || epoch == FUTEX_SPIN_NO_EPOCH);
+	/* Racing threads of a new process agree on the first one set. */
+	if (!__atomic_compare_exchange_n(&futex_spin_guard.epoch, &zero, epoch,
+					 false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		epoch = zero;
+	return epoch;
 }
 
 int futex_spin_gettid(void)
 {
-	if (__builtin_expect(!futex_spin_tid, 0))
-		futex_spin_tid = sys_gettid();
-	return futex_spin_tid;
+	struct futex_spin_self *self = &futex_spin_self;
+	uint32_t epoch = process_epoch();
+	int tid;
+
+	if (__builtin_expect(self->epoch == epoch, 1))
+		return self->tid;
+	/*
+	 * A new thread, or the forking thread in a child, whose robust list
+	 * glibc registered anew (fork, _Fork) or nobody did (clone).
+	 */
+	robust_head = NULL;
+	tid = futex_spin_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	self->tid = tid;
+	/* Without an epoch nothing is cached: each call asks the kernel. */
+	self->epoch = epoch ? epoch : FUTEX_SPIN_NO_EPOCH;
+	return tid;
 }
 
 int futex_spin_probe(void)
@@ -171,21 +205,15 @@ struct own_robust_head {
 	struct robust_list_head head;
 };
 
-static __thread struct robust_list_head *robust_head FUTEX_SPIN_TLS;
 static __thread struct own_robust_head own_head FUTEX_SPIN_TLS;
-
-static void reset_after_fork(void)
-{
-	futex_spin_tid = 0;
-	/* glibc registers its list again in the child; a list of ours is gone */
-	robust_head = NULL;
-}
 
 static struct robust_list_head *get_robust_head(void)
 {
 	struct robust_list_head *head;
 	size_t len;
 
+	/* A forking thread's list head is not the child's. */
+	futex_spin_gettid();
 	if (robust_head)
 		return robust_head;
 	if (futex_spin_syscall(SYS_get_robust_list, 0, (long)&head, (long)&len,

@@ -111,7 +111,9 @@ static const struct variant variants[] = {
 	{ .name = "errorcheck-robust", .type = PTHREAD_MUTEX_ERRORCHECK, ROBUST },
 	{ .name = "recursive-robust", .type = PTHREAD_MUTEX_RECURSIVE, ROBUST },
 	{ .name = "normal-shared", .type = PTHREAD_MUTEX_NORMAL, SHARED },
+	{ .name = "recursive-shared", .type = PTHREAD_MUTEX_RECURSIVE, SHARED },
 	{ .name = "recursive-shared-robust", .type = PTHREAD_MUTEX_RECURSIVE, ROBUST, SHARED },
+	{ .name = "errorcheck-shared-robust", .type = PTHREAD_MUTEX_ERRORCHECK, ROBUST, SHARED },
 	{ .name = "normal-pi", .type = PTHREAD_MUTEX_NORMAL, PI },
 	{ .name = "errorcheck-pi", .type = PTHREAD_MUTEX_ERRORCHECK, PI },
 };
@@ -616,6 +618,51 @@ static void c_fork(void)
 	r(pthread_mutex_unlock(m));
 }
 
+/* The child processes fork() makes, and those it does not see */
+static pid_t raw_clone(void)
+{
+	return syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+}
+
+static const struct {
+	const char *name;
+	pid_t (*spawn)(void);
+} spawners[] = {
+	{ "fork", fork },
+	{ "_Fork", _Fork },
+	{ "clone", raw_clone },
+};
+
+/*
+ * A thread that has locked before (and knows its TID) makes a child that
+ * locks the mutex and exits holding it; then the thread tries it. A
+ * process-shared mutex is held by the dead child, or was (robust).
+ */
+static void c_fork_like(void)
+{
+	pthread_mutex_t *m;
+	unsigned int i;
+	int status, ret;
+	pid_t pid;
+
+	for (i = 0; i < sizeof(spawners) / sizeof(spawners[0]); i++) {
+		res("%s:", spawners[i].name);
+		m = new_mutex();
+		r(pthread_mutex_lock(m));
+		r(pthread_mutex_unlock(m));
+		pid = spawners[i].spawn();
+		if (!pid) {
+			r(pthread_mutex_lock(m));
+			_exit(0);
+		}
+		waitpid(pid, &status, 0);
+		ret = pthread_mutex_timedlock(m, &past);
+		r(ret);
+		if (!ret || ret == EOWNERDEAD)
+			r(pthread_mutex_unlock(m));
+	}
+}
+
 /* Condition variables */
 
 static pthread_cond_t *new_cond(clockid_t clock, int pshared)
@@ -1095,6 +1142,7 @@ static const struct {
 	{ "owner-died", c_owner_died },
 	{ "waiters", c_waiters },
 	{ "fork", c_fork },
+	{ "fork-like", c_fork_like },
 	{ "cond-timed", c_cond_timed },
 	{ "cond-clock", c_cond_clock },
 	{ "cond-unheld", c_cond_unheld },
