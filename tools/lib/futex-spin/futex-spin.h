@@ -141,7 +141,7 @@ int futex_spin_robust_available(void);
 struct futex_spin_cond {
 	uint32_t seq;		/* bumped by every signal and broadcast */
 	uint32_t flags;		/* FUTEX_SPIN_COND_* */
-	uint32_t waiters;	/* inside a wait */
+	uint32_t waiters;	/* inside a wait; bit 31: destroy waits */
 	uint32_t reserved;
 };
 
@@ -151,7 +151,10 @@ struct futex_spin_cond {
 
 /* EINVAL for unknown flags */
 int futex_spin_cond_init(struct futex_spin_cond *c, int flags);
-/* Waits for woken waiters to leave */
+/*
+ * Waits, asleep, for waiters to leave: for good if one never does (a
+ * process killed in its wait), as glibc's does
+ */
 int futex_spin_cond_destroy(struct futex_spin_cond *c);
 int futex_spin_cond_signal(struct futex_spin_cond *c);
 int futex_spin_cond_broadcast(struct futex_spin_cond *c);

@@ -964,6 +964,43 @@ static void c_cond_static(void)
 	r(pthread_cond_destroy(&c));
 }
 
+static void *destroy_cond(void *c)
+{
+	return (void *)(long)pthread_cond_destroy(c);
+}
+
+/*
+ * A process killed in its wait on a process-shared condvar never leaves
+ * it: destroy waits for good, as glibc's does. Asleep, or spinning? Its
+ * thread's CPU time over half a second says.
+ */
+static void c_cond_destroy_killed(void)
+{
+	pthread_cond_t *c = new_cond(CLOCK_REALTIME, 1);
+	pthread_mutex_t *m = new_mutex();
+	struct timespec cpu;
+	clockid_t clock;
+	pthread_t t;
+	pid_t pid;
+
+	pid = fork();
+	if (!pid) {
+		pthread_mutex_lock(m);
+		for (;;)
+			pthread_cond_wait(c, m);
+	}
+	wait_asleep("/proc", pid, NULL);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (pthread_create(&t, NULL, destroy_cond, c) ||
+	    pthread_getcpuclockid(t, &clock))
+		_exit(5);
+	usleep(500000);
+	res("%s", pthread_tryjoin_np(t, NULL) ? "waiting" : "returned");
+	clock_gettime(clock, &cpu);
+	res("%s", cpu.tv_sec || cpu.tv_nsec > 50000000 ? "spinning" : "asleep");
+}
+
 /* Statically initialised mutexes of each kind */
 static void c_static(void)
 {
@@ -1179,6 +1216,10 @@ int main(int argc, char **argv)
 			run_case(name, mutex_cases[j].fn);
 		}
 	}
+	for (i = 0; strcmp(variants[i].name, "normal-shared"); i++)
+		;
+	v = &variants[i];
+	run_case("cond-destroy-killed-waiter", c_cond_destroy_killed);
 	v = &variants[0];
 	run_case("static", c_static);
 	run_case("cond-static", c_cond_static);
