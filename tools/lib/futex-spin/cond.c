@@ -35,7 +35,7 @@ static long cond_futex(struct futex_spin_cond *c, uint32_t *word, int op,
 
 int futex_spin_cond_init(struct futex_spin_cond *c, int flags)
 {
-	if (flags & ~(FUTEX_SPIN_COND_SHARED | FUTEX_SPIN_COND_MONOTONIC))
+	if (flags & ~FUTEX_SPIN_COND_SHARED)
 		return EINVAL;
 	*c = (struct futex_spin_cond)FUTEX_SPIN_COND_INITIALIZER;
 	c->flags = flags;

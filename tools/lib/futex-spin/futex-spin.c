@@ -237,7 +237,7 @@ static struct robust_list_head *get_robust_head(void)
 
 int futex_spin_robust_available(void)
 {
-	return get_robust_head() != NULL;
+	return get_robust_head() ? 0 : ENOTSUP;
 }
 
 /* The node whose next field is at @p (bit 0 marks a PI entry) */

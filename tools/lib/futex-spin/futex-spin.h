@@ -132,8 +132,9 @@ int futex_spin_mutex_unlock(struct futex_spin_mutex *m);
 int futex_spin_mutex_consistent(struct futex_spin_mutex *m);
 
 /*
- * Whether robust mutexes work in the calling thread: its robust list is
- * glibc's (which this library shares) or none (one is registered).
+ * Whether robust mutexes work in the calling thread: 0 when its robust
+ * list is glibc's (which this library shares) or none (one is
+ * registered), else ENOTSUP, which their init and lock return then.
  */
 int futex_spin_robust_available(void);
 

@@ -132,7 +132,7 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	int type = PTHREAD_MUTEX_NORMAL, robust = PTHREAD_MUTEX_STALLED;
 	int pshared = PTHREAD_PROCESS_PRIVATE, proto = PTHREAD_PRIO_NONE;
-	int kind;
+	int kind, ret;
 
 	if (a && (pthread_mutexattr_gettype(a, &type) ||
 		  pthread_mutexattr_getrobust(a, &robust) ||
@@ -145,8 +145,9 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 	}
 	kind = type;
 	if (robust == PTHREAD_MUTEX_ROBUST) {
-		if (!futex_spin_robust_available())
-			return ENOTSUP;
+		ret = futex_spin_robust_available();
+		if (ret)
+			return ret;
 		kind |= FUTEX_SPIN_MUTEX_ROBUST;
 	}
 	if (pshared == PTHREAD_PROCESS_SHARED)
@@ -233,7 +234,7 @@ static inline struct futex_spin_cond *cv(pthread_cond_t *c)
 
 EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
-	int pshared = PTHREAD_PROCESS_PRIVATE, flags = 0;
+	int pshared = PTHREAD_PROCESS_PRIVATE, ret;
 	clockid_t clock = CLOCK_REALTIME;
 
 	if (a && (pthread_condattr_getpshared(a, &pshared) ||
@@ -242,11 +243,12 @@ EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
 		return EINVAL;
 	memset(c, 0, sizeof(*c));
-	if (clock == CLOCK_MONOTONIC)
-		flags |= FUTEX_SPIN_COND_MONOTONIC;
-	if (pshared == PTHREAD_PROCESS_SHARED)
-		flags |= FUTEX_SPIN_COND_SHARED;
-	return futex_spin_cond_init(cv(c), flags);
+	ret = futex_spin_cond_init(cv(c), pshared == PTHREAD_PROCESS_SHARED ?
+				   FUTEX_SPIN_COND_SHARED : 0);
+	/* The library's API takes the clock per wait; this is the preload's */
+	if (!ret && clock == CLOCK_MONOTONIC)
+		cv(c)->flags |= FUTEX_SPIN_COND_MONOTONIC;
+	return ret;
 }
 
 EXPORT int pthread_cond_destroy(pthread_cond_t *c)

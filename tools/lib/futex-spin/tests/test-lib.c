@@ -303,6 +303,8 @@ static int test_robust_owner_died(void)
 {
 	struct futex_spin_mutex m;
 
+	/* 0 or an errno value, as every function here */
+	CHECK_EQ(futex_spin_robust_available(), 0);
 	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_ROBUST), 0);
 	CHECK_EQ(in_thread(lock_and_exit, &m), 0);
 	CHECK_EQ(m.word, FUTEX_OWNER_DIED);
@@ -681,6 +683,9 @@ static int test_cond(void)
 	int i;
 
 	CHECK_EQ(futex_spin_cond_init(&c, 0x100), EINVAL);
+	/* The preload's flag for pthread_cond_timedwait's clock: not ours */
+	CHECK_EQ(futex_spin_cond_init(&c, 0x1), EINVAL);
+	CHECK_EQ(futex_spin_cond_init(&c, FUTEX_SPIN_COND_SHARED), 0);
 	CHECK_EQ(futex_spin_cond_init(&c, 0), 0);
 	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_RECURSIVE), 0);
 	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
