@@ -34,6 +34,7 @@
 #define _FUTEX_SPIN_LIB_H
 
 #include <stdint.h>
+#include <sys/types.h>	/* clockid_t, which <time.h> gives only to POSIX */
 #include <time.h>
 
 #ifdef __cplusplus
@@ -65,7 +66,8 @@ struct futex_spin_mutex {
 /* state: after an EOWNERDEAD lock was unlocked without being made consistent */
 #define FUTEX_SPIN_STATE_NOTRECOVERABLE	1
 
-#define FUTEX_SPIN_MUTEX_INITIALIZER	{ 0 }
+/* Every member named: C++ warns about the others of { 0 } */
+#define FUTEX_SPIN_MUTEX_INITIALIZER	{ 0, 0, 0, 0, 0, 0, 0, 0 }
 
 enum futex_spin_mode {
 	FUTEX_SPIN_MODE_SPIN = 1,	/* FUTEX_SPIN_LOCK/UNLOCK */
@@ -146,7 +148,7 @@ struct futex_spin_cond {
 	uint32_t reserved;
 };
 
-#define FUTEX_SPIN_COND_INITIALIZER	{ 0 }
+#define FUTEX_SPIN_COND_INITIALIZER	{ 0, 0, 0, 0 }
 /* Flag: shared between processes (on MAP_SHARED memory) */
 #define FUTEX_SPIN_COND_SHARED		0x2
 

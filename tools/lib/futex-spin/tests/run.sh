@@ -16,6 +16,8 @@
 #   probe the kernel before main();
 # - FUTEX_SPIN_MODE: unknown values and spin without the opcodes stop a
 #   preloaded program with a message;
+# - futex-spin.h compiled as strict C11 and C++17, and make with the
+#   caller's CFLAGS and LDFLAGS;
 # - make install into a temporary prefix, and a program built with
 #   pkg-config against it, static and shared.
 #
@@ -228,6 +230,30 @@ mode_check() {
 	fi
 }
 
+# The header compiles as strict C11 and C++17, warning about nothing; the
+# library builds and links with CFLAGS and LDFLAGS of the caller's
+build_check() {
+	local warn="-pedantic -Wall -Wextra -Werror" out=$tmp/build rc
+
+	plan 3
+	cc -std=c11 $warn -I"$src" -c -o "$tmp/header.o" \
+		"$src/tests/header-test.c"
+	point $? "futex-spin.h: cc -std=c11 $warn"
+	if command -v c++ >/dev/null; then
+		c++ -x c++ -std=c++17 $warn -I"$src" -c -o "$tmp/header.o" \
+			"$src/tests/header-test.c"
+		point $? "futex-spin.h: c++ -std=c++17 $warn"
+	else
+		point skip "futex-spin.h: c++ -std=c++17 $warn" "no c++"
+	fi
+	make -s -C "$src" OUTPUT="$out" CFLAGS="-O2 -g" \
+		LDFLAGS="-Wl,-Map=$tmp/link.map" >"$tmp/build.log" 2>&1 &&
+		[ -f "$out/libfutex-spin-preload.so" ] && [ -f "$tmp/link.map" ]
+	rc=$?
+	[ $rc -eq 0 ] || tail -n 20 "$tmp/build.log" | sed 's/^/# /'
+	point $rc "make CFLAGS=\"-O2 -g\" LDFLAGS=...: builds, links, uses LDFLAGS"
+}
+
 # make install, then build against the installed copy as a user would
 install_check() {
 	local prefix=$tmp/prefix flags
@@ -262,6 +288,7 @@ tests() {
 	differential
 	auto_check
 	mode_check
+	build_check
 	install_check
 }
 
