@@ -95,8 +95,9 @@ static void resolve(void)
 /*
  * The mode is chosen here, at load: a FUTEX_SPIN_MODE the library refuses
  * (unknown, or spin on a kernel without the opcodes) stops the program
- * before it runs rather than at its first contended lock. Falling back
- * without being asked to (FUTEX_SPIN_MODE unset) is said on stderr.
+ * before it runs rather than at its first contended lock. Otherwise the
+ * preload is quiet, as every process of a pipeline or a build would say
+ * the same: FUTEX_SPIN_VERBOSE=1 makes it say its mode, and why.
  */
 __attribute__((constructor)) static void preload_init(void)
 {
@@ -106,14 +107,15 @@ __attribute__((constructor)) static void preload_init(void)
 
 	resolve();
 	mode = futex_spin_mode();
-	if (v && *v && *v != '0')
-		fprintf(stderr, "futex-spin: preload active, mode %s\n",
-			mode == FUTEX_SPIN_MODE_SPIN ?
-			"spin" : "waitwake (no FUTEX_SPIN_LOCK)");
-	else if (mode != FUTEX_SPIN_MODE_SPIN && (!env || !*env))
-		fprintf(stderr, "futex-spin: no FUTEX_SPIN_LOCK in this kernel, "
-			"using FUTEX_WAIT/FUTEX_WAKE (FUTEX_SPIN_MODE=auto: "
-			"quietly, =spin: fail instead)\n");
+	if (!v || !*v || *v == '0')
+		return;
+	if (mode == FUTEX_SPIN_MODE_SPIN)
+		fprintf(stderr, "futex-spin: preload active, mode spin\n");
+	else if (env && !strcmp(env, "waitwake"))
+		fprintf(stderr, "futex-spin: preload active, mode waitwake\n");
+	else
+		fprintf(stderr, "futex-spin: preload active, mode waitwake "
+			"(no FUTEX_SPIN_LOCK in this kernel)\n");
 }
 
 static inline bool glibcs(const pthread_mutex_t *m)

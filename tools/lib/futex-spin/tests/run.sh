@@ -14,8 +14,9 @@
 #   differences.txt, whose entries the README's table must name;
 # - errno under the preload with FUTEX_SPIN_MODE unset and auto, which
 #   probe the kernel before main();
-# - FUTEX_SPIN_MODE: unknown values and spin without the opcodes stop a
-#   preloaded program with a message;
+# - FUTEX_SPIN_MODE: unset, a preloaded program says nothing (unless
+#   FUTEX_SPIN_VERBOSE=1); unknown values and spin without the opcodes
+#   stop it with a message;
 # - futex-spin.h compiled as strict C11 and C++17, and make with the
 #   caller's CFLAGS and LDFLAGS;
 # - make install into a temporary prefix, and a program built with
@@ -216,7 +217,21 @@ refused() {
 }
 
 mode_check() {
-	plan 3
+	local out rc
+
+	plan 5
+	# Said by no process of a pipeline, unless asked
+	out=$(env -u FUTEX_SPIN_MODE -u FUTEX_SPIN_VERBOSE LD_PRELOAD="$preload" \
+		sh -c 'echo hi | cat' 2>"$tmp/stderr")
+	[ "$out" = hi ] && [ ! -s "$tmp/stderr" ]
+	rc=$?
+	sed 's/^/# stderr: /' "$tmp/stderr"
+	point $rc "FUTEX_SPIN_MODE unset: sh -c 'echo hi | cat' preloaded says nothing else"
+	out=$(env -u FUTEX_SPIN_MODE FUTEX_SPIN_VERBOSE=1 LD_PRELOAD="$preload" \
+		sh -c true 2>&1)
+	echo "# FUTEX_SPIN_VERBOSE=1: $out"
+	grep -q "preload active, mode" <<<"$out"
+	point $? "FUTEX_SPIN_VERBOSE=1: the preload says its mode"
 	refused bogus "unknown mode"
 	point $? "FUTEX_SPIN_MODE=bogus stops a preloaded program"
 	refused wait-wake "unknown mode"
