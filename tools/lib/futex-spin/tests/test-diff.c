@@ -151,9 +151,13 @@ static pthread_mutex_t *new_mutex(void)
 
 typedef long (*thread_fn)(pthread_mutex_t *m);
 
+/* @fn(@m) in a thread of its own: call_start() to call_end() */
 struct call {
 	thread_fn fn;
 	pthread_mutex_t *m;
+	pthread_t t;
+	pid_t tid;
+	int done;
 	long ret;
 };
 
@@ -161,19 +165,35 @@ static void *call_thread(void *arg)
 {
 	struct call *c = arg;
 
+	__atomic_store_n(&c->tid, gettid(), __ATOMIC_RELEASE);
 	c->ret = c->fn(c->m);
+	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+static void call_start(struct call *c, thread_fn fn, pthread_mutex_t *m)
+{
+	memset(c, 0, sizeof(*c));
+	c->fn = fn;
+	c->m = m;
+	if (pthread_create(&c->t, NULL, call_thread, c))
+		_exit(5);
+}
+
+static long call_end(struct call *c)
+{
+	if (pthread_join(c->t, NULL))
+		_exit(5);
+	return c->ret;
 }
 
 /* @fn(@m) in another thread that then exits: its result */
 static int other(thread_fn fn, pthread_mutex_t *m)
 {
-	struct call c = { fn, m, -1 };
-	pthread_t t;
+	struct call c;
 
-	if (pthread_create(&t, NULL, call_thread, &c) || pthread_join(t, NULL))
-		_exit(5);
-	return c.ret;
+	call_start(&c, fn, m);
+	return call_end(&c);
 }
 
 /*
@@ -202,55 +222,29 @@ static void wait_asleep(const char *dir, pid_t id, const int *done)
 	}
 }
 
-/* A thread that calls @fn(@m), started by start_call() */
-struct call_thread {
-	thread_fn fn;
-	pthread_mutex_t *m;
-	pthread_t t;
-	pid_t tid;
-	int done;
-	long ret;
-};
-
-static void *call_thread_run(void *arg)
+/* call_start(), and return once the thread sleeps in @fn or is done */
+static void call_asleep(struct call *c, thread_fn fn, pthread_mutex_t *m)
 {
-	struct call_thread *c = arg;
-
-	__atomic_store_n(&c->tid, gettid(), __ATOMIC_RELEASE);
-	c->ret = c->fn(c->m);
-	__atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-/* Start @fn(@m) in a thread; return once it sleeps in it or is done */
-static void start_call(struct call_thread *c, thread_fn fn, pthread_mutex_t *m)
-{
-	memset(c, 0, sizeof(*c));
-	c->fn = fn;
-	c->m = m;
-	if (pthread_create(&c->t, NULL, call_thread_run, c))
-		_exit(5);
+	call_start(c, fn, m);
 	while (!__atomic_load_n(&c->tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
 	wait_asleep("/proc/self/task", c->tid, &c->done);
 }
 
-static long end_call(struct call_thread *c)
+/* After a lock call's result @ret: unlock @m if it was taken */
+static long unlock_taken(pthread_mutex_t *m, long ret)
 {
-	pthread_join(c->t, NULL);
-	return c->ret;
+	if (!ret || ret == EOWNERDEAD)
+		pthread_mutex_unlock(m);
+	return ret;
 }
 
 static long t_lock(pthread_mutex_t *m) { return pthread_mutex_lock(m); }
 static long t_unlock(pthread_mutex_t *m) { return pthread_mutex_unlock(m); }
+/* Leave it as found, but say whether it was free */
 static long t_trylock(pthread_mutex_t *m)
 {
-	long ret = pthread_mutex_trylock(m);
-
-	/* Leave it as found, but say whether it was free */
-	if (!ret || ret == EOWNERDEAD)
-		pthread_mutex_unlock(m);
-	return ret;
+	return unlock_taken(m, pthread_mutex_trylock(m));
 }
 
 static const struct timespec past = { 0, 0 };
@@ -322,15 +316,15 @@ static long t_relock(pthread_mutex_t *m)
  */
 static void c_relock_other_unlock(void)
 {
-	struct call_thread c;
+	struct call c;
 	pthread_mutex_t *m;
 
 	for (relock_timed = 1; relock_timed >= 0; relock_timed--) {
 		res(relock_timed ? "timed:" : "lock:");
 		m = new_mutex();
-		start_call(&c, t_relock, m);
+		call_asleep(&c, t_relock, m);
 		r(pthread_mutex_unlock(m));
-		r(end_call(&c));
+		r(call_end(&c));
 		r(relock_first);
 		probe_free(m);
 	}
@@ -534,11 +528,7 @@ static void c_owner_died(void)
 
 static long t_lock_unlock(pthread_mutex_t *m)
 {
-	long ret = pthread_mutex_lock(m);
-
-	if (!ret || ret == EOWNERDEAD)
-		pthread_mutex_unlock(m);
-	return ret;
+	return unlock_taken(m, pthread_mutex_lock(m));
 }
 
 static int cmp_long(const void *a, const void *b)
@@ -557,7 +547,7 @@ static int cmp_long(const void *a, const void *b)
 static void waiters_round(void)
 {
 	pthread_mutex_t *m = new_mutex();
-	struct call_thread w[NWAITERS];
+	struct call w[NWAITERS];
 	long rets[NWAITERS];
 	int i;
 
@@ -565,10 +555,10 @@ static void waiters_round(void)
 		r(other(t_lock, m));
 	r(pthread_mutex_lock(m));
 	for (i = 0; i < NWAITERS; i++)
-		start_call(&w[i], t_lock_unlock, m);
+		call_asleep(&w[i], t_lock_unlock, m);
 	r(pthread_mutex_unlock(m));
 	for (i = 0; i < NWAITERS; i++)
-		rets[i] = end_call(&w[i]);
+		rets[i] = call_end(&w[i]);
 	qsort(rets, NWAITERS, sizeof(rets[0]), cmp_long);
 	res("waiters:");
 	for (i = 0; i < NWAITERS; i++)
@@ -769,18 +759,18 @@ static long t_wait_held(pthread_mutex_t *m)
 /* What another thread finds while one waits: the mutex free or held */
 static void c_cond_during(void)
 {
-	struct call_thread c;
+	struct call c;
 	pthread_mutex_t *m;
 	long i, n;
 
 	during_cond = new_cond(CLOCK_REALTIME, v->pshared);
 	m = new_mutex();
-	start_call(&c, t_wait_held, m);
+	call_asleep(&c, t_wait_held, m);
 	res("during:");
 	probe_free(m);
 	__atomic_store_n(&during_go, 1, __ATOMIC_RELEASE);
 	r(pthread_cond_signal(during_cond));
-	n = end_call(&c);
+	n = call_end(&c);
 	res("waiter:");
 	for (i = 0; i < n; i++)
 		r(during_rets[i]);
