@@ -878,6 +878,17 @@ static void *interrupt_wait(void *arg)
 	return NULL;
 }
 
+/* A deadline 20 ms ahead on CLOCK_REALTIME: nobody ends the wait before */
+static void soon(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_nsec += 20000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
 /*
  * errno as main() found it, and after each kind of call: contended,
  * timing out, sleeping in a wait, and in a signal handler during a wait
@@ -908,9 +919,7 @@ static void c_errno(void)
 	errno_kept();
 	r(pthread_mutex_timedlock(p.m, &past));
 	errno_kept();
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec = 0;
-	ts.tv_sec++;
+	soon(&ts);
 	r(pthread_mutex_timedlock(p.m, &ts));
 	errno_kept();
 	__atomic_store_n(&p.go, 1, __ATOMIC_RELEASE);
@@ -921,9 +930,7 @@ static void c_errno(void)
 	res("cond:");
 	r(pthread_cond_timedwait(p.c, p.m, &past));
 	errno_kept();
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec = 0;
-	ts.tv_sec++;
+	soon(&ts);
 	r(pthread_cond_timedwait(p.c, p.m, &ts));
 	errno_kept();
 	sigaction(SIGUSR1, &sa, NULL);
