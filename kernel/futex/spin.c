@@ -42,10 +42,10 @@
  * The starvation rule: a queued waiter that has waited past its due time
  * asks for the lock each time it finds it taken while it spins or after a
  * wakeup, and the next unlock hands the lock to the first waiter in line
- * that has asked. An
- * unlock that hands nothing over wakes the first waiter not yet woken, and
- * so does the head's timer while a woken waiter has not looked at the word
- * for FUTEX_SPIN_TURN_NS. tools/testing/selftests/futex/model/ checks this
+ * that has asked. An unlock also wakes the first waiter not yet woken, if
+ * that one is ahead of the one handed the lock, and so does the head's
+ * timer while a woken waiter has not looked at the word for
+ * FUTEX_SPIN_TURN_NS. tools/testing/selftests/futex/model/ checks this
  * protocol with Spin.
  *
  * Kernel state: one queue head per futex key, linked into the futex hash
@@ -623,6 +623,19 @@ static void futex_spin_unanswered_arm(struct futex_spin_head *head, u64 delay)
  * queue, and no faster. A higher priority sleeper that queued since is
  * first in the tree and so the next one woken.
  */
+static void futex_spin_wake(struct futex_spin_head *head,
+			    struct futex_spin_waiter *w,
+			    struct wake_q_head *wake_q)
+{
+	futex_spin_set_woken(w, true);
+	wake_q_add(wake_q, w->task);
+	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
+	trace_futex_spin_wake(&head->key, w->tid);
+
+	head->woke_at = ktime_get_ns();
+	futex_spin_unanswered_arm(head, FUTEX_SPIN_TURN_NS);
+}
+
 static bool futex_spin_wake_first(struct futex_spin_head *head,
 				  struct wake_q_head *wake_q)
 {
@@ -634,13 +647,7 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
 		futex_spin_answered(head);
 		return false;
 	}
-	futex_spin_set_woken(w, true);
-	wake_q_add(wake_q, w->task);
-	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
-	trace_futex_spin_wake(&head->key, w->tid);
-
-	head->woke_at = ktime_get_ns();
-	futex_spin_unanswered_arm(head, FUTEX_SPIN_TURN_NS);
+	futex_spin_wake(head, w, wake_q);
 	return true;
 }
 
@@ -1207,6 +1214,25 @@ static int futex_spin_wait(struct futex_spin_head *head,
 }
 
 /*
+ * Wake the first waiter not woken yet if it is ahead of @asker, which was
+ * just handed the lock (any, for none). A sleeper ahead in line asks only
+ * once it runs: were it left asleep while askers behind it are handed
+ * the lock turn by turn (critical sections longer than their due times),
+ * it would never get to ask.
+ */
+static void futex_spin_wake_ahead(struct futex_spin_head *head,
+				  struct futex_spin_waiter *asker,
+				  struct wake_q_head *wake_q)
+{
+	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
+
+	if (!asker)
+		futex_spin_wake_first(head, wake_q);
+	else if (w && futex_spin_before(w, asker))
+		futex_spin_wake(head, w, wake_q);
+}
+
+/*
  * The unlock hands the lock over to the first waiter that asked for it.
  * One that is spinning runs at once; one asleep was running when it asked,
  * and the lock waits for its wakeup.
@@ -1268,8 +1294,8 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 	ret = futex_spin_word_release(uaddr, tid, nval, keep);
 	if (!ret && w)
 		futex_spin_hand_over(head, w, &wake_q);
-	else if (!ret)
-		futex_spin_wake_first(head, &wake_q);
+	if (!ret)
+		futex_spin_wake_ahead(head, w, &wake_q);
 	spin_unlock(&head->lock);
 	wake_up_q(&wake_q);
 	return ret;

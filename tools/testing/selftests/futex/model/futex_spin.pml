@@ -6,9 +6,10 @@
  *
  *   A queued waiter that has waited past its due time asks for the lock
  *   each time it finds it taken while it spins or after a wakeup, and the
- *   next unlock hands the lock to the first waiter in line that has asked. An unlock that hands
- *   nothing over wakes the first waiter not yet woken, and so does the
- *   queue head's timer while a woken waiter has not looked at the word.
+ *   next unlock hands the lock to the first waiter in line that has asked.
+ *   An unlock also wakes the first waiter not yet woken, if that one is
+ *   ahead of the one handed the lock, and so does the queue head's timer
+ *   while a woken waiter has not looked at the word.
  *
  * Checked by run.sh with Spin: mutual exclusion and the bypass bound are
  * assertions, "no lost wakeup" and "every waiter gets the lock" are LTL
@@ -259,7 +260,7 @@ inline ask(me, k, a, took)
 }
 
 /* FUTEX_SPIN_UNLOCK: hand over to the first asker, or wake one. */
-inline release(me, k, t)
+inline release(me, k, t, a)
 {
 #ifdef HAND_UNASKED
 	FIRST_UNWOKEN(t, k);
@@ -273,6 +274,12 @@ inline release(me, k, t)
 		waiters = nq > 1;
 		duty = false;
 		handed[t] = true;
+		/* a sleeper ahead of it is woken, to ask in its turn */
+		FIRST_UNWOKEN(a, k);
+		if
+		:: a != 0 && rank[a] < rank[t] -> wake(a)
+		:: else -> skip
+		fi;
 		dequeue(t, k);
 		asleep[t] = false
 	:: else ->
@@ -376,7 +383,7 @@ cs:
 		gone[me] = true;
 		goto dead
 	:: atomic { tid == me && !waiters && !died -> tid = 0 }
-	:: else -> d_step { release(me, k, t) }
+	:: else -> d_step { release(me, k, t, a) }
 	fi;
 	goto idle;
 dead:
