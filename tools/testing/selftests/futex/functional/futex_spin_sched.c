@@ -98,10 +98,14 @@ FIXTURE_TEARDOWN(spin_sched)
 /*
  * Queue the sleepers behind a lock the test holds, one at a time in array
  * order, then let go and compare the order they got it in with @expect.
+ * The wakeups come in that order; the lock does too, unless a woken
+ * sleeper took longer than T to run and the head's timer woke the next
+ * (a slow guest), which the counter of such wakeups shows.
  */
 static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		      const int *expect, int nr)
 {
+	long long passed = futex_spin_stat("unanswered_wakes");
 	int i, err;
 
 	ASSERT_EQ(0, fs_lock(&q->word, FUTEX_SPIN_LOCK_PRIVATE, NULL));
@@ -131,10 +135,16 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		EXPECT_EQ(0, q->o[i].ret);
 		EXPECT_LE(0, q->o[i].unlock_ret);
 	}
-	for (i = 0; i < nr; i++)
-		EXPECT_EQ(expect[i], q->order[i])
-			TH_LOG("turn %d went to waiter %d, not %d", i,
-			       q->order[i], expect[i]);
+	if (passed >= 0 && futex_spin_stat("unanswered_wakes") > passed) {
+		TH_LOG("a slow woken sleeper was passed over: order not checked");
+		for (i = 0; i < nr; i++)
+			TH_LOG("turn %d went to waiter %d", i, q->order[i]);
+	} else {
+		for (i = 0; i < nr; i++)
+			EXPECT_EQ(expect[i], q->order[i])
+				TH_LOG("turn %d went to waiter %d, not %d", i,
+				       q->order[i], expect[i]);
+	}
 	EXPECT_EQ(0, q->word);
 }
 
@@ -514,12 +524,13 @@ struct woken_pile {
 	long long unlock_ns[NR_WOKEN];
 };
 
-/* Keeps CPU 1 from running the sleepers it wakes: SCHED_FIFO 99, unthrottled */
-static void *pile_hog_fn(void *arg)
+/*
+ * Busy until *@stop: run as SCHED_FIFO 99, unthrottled, it keeps its CPU
+ * from running anything else.
+ */
+static void *fifo_hog_fn(void *stop)
 {
-	struct woken_pile *p = arg;
-
-	while (!__atomic_load_n(&p->stop, __ATOMIC_RELAXED))
+	while (!__atomic_load_n((int *)stop, __ATOMIC_RELAXED))
 		;
 	return NULL;
 }
@@ -548,6 +559,22 @@ static long long median_ns(long long *v, int n)
 	memcpy(tmp, v, n * sizeof(*v));
 	qsort(tmp, n, sizeof(*tmp), cmp_ll);
 	return tmp[n / 2];
+}
+
+/* The RT throttling runtime now, into @buf; false if it cannot be read */
+static bool rt_runtime_get(char *buf, size_t len)
+{
+	int fd = open(RT_RUNTIME, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
 }
 
 static bool rt_runtime_set(const char *val)
@@ -585,7 +612,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 	long long contended, start, first, last;
 	char old[32] = "950000";
 	__u32 me = fs_gettid();
-	int i, fd, n, handoffs = 0;
+	int i, handoffs = 0;
 	cpu_set_t set;
 
 	fs_setup(_metadata);
@@ -594,12 +621,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 	contended = fs_stat(_metadata, "contended");
 	if (contended < 0)
 		SKIP(return, "no futex_spin stats in debugfs");
-	fd = open(RT_RUNTIME, O_RDONLY);
-	ASSERT_LE(0, fd);
-	n = read(fd, old, sizeof(old) - 1);
-	close(fd);
-	ASSERT_LT(0, n);
-	old[n] = 0;
+	ASSERT_TRUE(rt_runtime_get(old, sizeof(old)));
 	p = calloc(1, sizeof(*p));
 	ASSERT_NE(NULL, p);
 	CPU_ZERO(&set);
@@ -618,7 +640,8 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 	ASSERT_EQ(NR_WOKEN, fs_stat(_metadata, "contended") - contended);
 
 	ASSERT_TRUE(rt_runtime_set("-1"));
-	ASSERT_EQ(0, fs_thread_create_on(&p->hog, 1, SCHED_FIFO, 99, pile_hog_fn, p));
+	ASSERT_EQ(0, fs_thread_create_on(&p->hog, 1, SCHED_FIFO, 99, fifo_hog_fn,
+					 &p->stop));
 	usleep(10000);
 	fs_store(&p->word, me | FUTEX_WAITERS);
 	for (i = 0; i < NR_WOKEN - 1; i++) {
@@ -680,15 +703,6 @@ struct stuck {
 	unsigned long m_turns;
 	int m_ret;
 };
-
-static void *stuck_hog_fn(void *arg)
-{
-	struct stuck *st = arg;
-
-	while (!__atomic_load_n(&st->stop_hog, __ATOMIC_RELAXED))
-		;
-	return NULL;
-}
 
 /* O: takes the lock, sleeps until told, unlocks through the kernel */
 static void *stuck_o_fn(void *arg)
@@ -776,7 +790,8 @@ static long long stuck_round(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, fs_thread_create_on(&w.thread, 0, SCHED_IDLE, 0, waiter_fn, &w));
 	ASSERT_TRUE(fs_wait_flag(&w.started));
 	ASSERT_TRUE(fs_wait_blocked(getpid(), w.tid));
-	ASSERT_EQ(0, fs_thread_create_on(&hog, 0, SCHED_FIFO, 99, stuck_hog_fn, st));
+	ASSERT_EQ(0, fs_thread_create_on(&hog, 0, SCHED_FIFO, 99, fifo_hog_fn,
+					 &st->stop_hog));
 	ASSERT_EQ(0, fs_thread_create_on(&b.thread, 1, SCHED_OTHER, 0, waiter_fn, &b));
 	ASSERT_TRUE(fs_wait_flag(&b.started));
 	ASSERT_TRUE(fs_wait_blocked(getpid(), b.tid));
@@ -817,18 +832,13 @@ TEST(woken_waiter_that_cannot_run_holds_back_nobody)
 	long long l_ns, bound_ms, waited, worst = 0;
 	char old[32];
 	cpu_set_t set;
-	int i, fd, n;
+	int i;
 
 	fs_setup(_metadata);
 	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
 	if (!CPU_ISSET(0, &set) || !CPU_ISSET(1, &set))
 		SKIP(return, "needs CPUs 0 and 1");
-	fd = open(RT_RUNTIME, O_RDONLY);
-	ASSERT_LE(0, fd);
-	n = read(fd, old, sizeof(old) - 1);
-	close(fd);
-	ASSERT_LT(0, n);
-	old[n] = 0;
+	ASSERT_TRUE(rt_runtime_get(old, sizeof(old)));
 	ASSERT_TRUE(rt_runtime_set("-1"));
 	ASSERT_EQ(0, fs_pin(1));
 	l_ns = stuck_latency(_metadata, &st);
