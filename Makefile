@@ -8,6 +8,7 @@
 #   make bench-peers     will-it-scale under the preload
 #   make profile [LOCK=spin]   the benchmark under perf: flamegraph, summary
 #   make profile-compare       the same for ww and spin side by side
+#   make deb             Debian packages of the kernel for a real machine
 #
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,
 # NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds).
@@ -52,6 +53,7 @@ include scripts/profile.mk
 include scripts/apps.mk
 include scripts/matrix.mk
 include scripts/regress.mk
+include scripts/deb.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check

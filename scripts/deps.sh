@@ -3,12 +3,13 @@
 #
 # Install what the rig needs: the Debian base source and Debian's configs
 # of it (scripts/base.sh), the kernel build tools (with ARCH=arm64 in the
-# environment, the arm64 cross compiler), zstd for the kernel image of
-# Debian's config, numactl for make bench-host, libnuma for one selftest
-# (built under build/numa), QEMU, ccache, the programs that make check and
-# make bench-apps run under the futex-spin preload, and in a venv under
-# build/ virtme-ng (pinned), what checkpatch's SPDX check imports, and
-# docutils for the rst check.
+# environment, the arm64 cross compiler), what the kernel's bindeb-pkg
+# checks for (debhelper, libdw-dev) and zstd for the kernel image of
+# Debian's config (make deb), numactl for make bench-host, libnuma for
+# one selftest (built under build/numa), QEMU, ccache, the programs that
+# make check and make bench-apps run under the futex-spin preload, and in
+# a venv under build/ virtme-ng (pinned), what checkpatch's SPDX check
+# imports, and docutils for the rst check.
 # With "profile" (make profile), also inferno (pinned) for the flamegraphs,
 # with cargo from Debian if there is none. Quiet when nothing is missing.
 #
@@ -23,6 +24,7 @@ vng_version=1.42
 pkgs="curl qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
       python3-venv python3-docutils pkg-config zstd numactl
+      debhelper libdw-dev
       sysbench rocksdb-tools memcached libmemcached-tools libhwloc-dev"
 # make kernel ARCH=arm64 (make passes ARCH on): the cross compiler and
 # the QEMU of make check-arm64.
