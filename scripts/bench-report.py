@@ -7,7 +7,8 @@
 RUN_DIR holds results.jsonl (one `perf bench futex mutex --json` object per
 run) and guest.txt from scripts/bench-guest.sh, and vm.txt from
 scripts/vm-run.sh (the guest's accelerator, marked when it is TCG, and
-vCPU pinning). COUNT_DIR, if given, holds
+vCPU pinning) or machine.txt from scripts/bench-host.sh (the machine's
+summary line, which heads the report). COUNT_DIR, if given, holds
 counts.jsonl and guest.txt of its count pass (COUNT=1) on the debug kernel:
 hash-bucket lock acquisitions and queue heads created per run. Writes
 OUT_DIR/results.csv (every run), OUT_DIR/counts.csv (every count run),
@@ -227,10 +228,11 @@ def main(run_dir, out_dir, count_dir=None):
     classes = sorted({r["hb_lock_class"] for r in counts.values() if r.get("hb_lock_class")})
 
     kind = guest.get("load_kind", "pause")
+    machine = read_keys(run_dir / "machine.txt")
     md = ["# futex mutex benchmark", ""]
-    if vm:
-        md += [where_guest(vm), ""]
-    md += [f"{'Guest kernel' if vm else 'Kernel'} {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
+    if machine or vm:
+        md += [machine["summary"] if machine else where_guest(vm), ""]
+    md += [f"{'Guest kernel' if vm and not machine else 'Kernel'} {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
           f"{guest.get('repeat', '?')} rounds of a run of {guest.get('runtime', '?')} s "
           f"per cell and type; glibc's rseq registration off; extra options: `{guest.get('args') or 'none'}`. "
           f"Unit of work (`--load-kind`): **{kind}**"

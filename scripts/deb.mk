@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# The series on real machines, included by the Makefile.
+# The series on real machines, included by the Makefile
+# (docs/bare-metal.md).
 #
 #   make deb         Debian packages of the kernel with the series
 #                    (linux-image, linux-headers), built by the kernel's
@@ -10,10 +11,21 @@
 #                    modules loaded now (scripts/deb-config.sh). DEB_CONFIG=
 #                    full keeps every module, DEB_BASE=FILE picks the base
 #                    config, DEB_DEBUG_INFO=1 keeps debug info.
+#   make bench-host  perf bench futex mutex (the grid of make bench, thread
+#                    counts HOST_THREADS_X, 1 2 4 16, times the CPUs) and
+#                    will-it-scale (as make bench-peers) on the running
+#                    kernel, no guest; refuses at once on a kernel without
+#                    the operations. HOST_PIN=none|spread|packed
+#                    (scripts/bench-host.sh); REPEAT, FULL, LOAD_KIND,
+#                    BENCH_ARGS and PEERS_ROUNDS as for make bench and make
+#                    bench-peers. Results in $(BUILD)/bench-host/.
 
 DEB_OUT := $(BUILD)/deb
+HOST_OUT ?= $(BUILD)/bench-host
+HOST_PIN ?= none
+HOST_THREADS_X ?= 1 2 4 16
 
-.PHONY: deb deb-package
+.PHONY: deb deb-package bench-host
 
 deb: tree
 	@scripts/deb-config.sh $(DEB_OUT)/kernel
@@ -30,3 +42,13 @@ deb-package:
 		{ tail -n 30 $(KOUT)/bindeb-pkg.log; exit 1; }
 	@rm -f $(KOUT)/../linux-libc-dev_*.deb
 	@ls -1 $(abspath $(KOUT)/..)/*.deb
+
+# The probe first: on a kernel without the operations nothing is built.
+bench-host:
+	@scripts/futex-spin-probe.py bench-host
+	@$(MAKE) --no-print-directory perf futex-spin-lib $(PEERS_TESTS:%=$(WIS_OUT)/%_threads)
+	@env REPEAT=$(REPEAT) RUNTIME=$(BENCH_RUNTIME) LOADS="$(BENCH_LOADS)" \
+		WAIT_FACTORS="$(BENCH_WAIT_FACTORS)" LOAD_KIND=$(LOAD_KIND) \
+		BENCH_ARGS="$(BENCH_ARGS)" THREADS_X="$(HOST_THREADS_X)" \
+		HOST_PIN=$(HOST_PIN) PEERS_ROUNDS=$(PEERS_ROUNDS) \
+		scripts/bench-host.sh $(PERF_OUT)/perf $(FSLIB_OUT) $(WIS_OUT) $(HOST_OUT)
