@@ -9,6 +9,7 @@
 #   make profile [LOCK=spin]   the benchmark under perf: flamegraph, summary
 #   make profile-compare       the same for ww and spin side by side
 #   make deb             Debian packages of the kernel for a real machine
+#   make check-deb       those packages' path on the guest's config, booted
 #   make bench-host      the benchmark on the running kernel, no guest
 #
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,

@@ -11,6 +11,13 @@
 #                    modules loaded now (scripts/deb-config.sh). DEB_CONFIG=
 #                    full keeps every module, DEB_BASE=FILE picks the base
 #                    config, DEB_DEBUG_INFO=1 keeps debug info.
+#   make check-deb   the same packaging of the guest's release config
+#                    (configs/vm.config + configs/deb.config) into
+#                    $(BUILD)/deb/vm/; the linux-image extracted with
+#                    dpkg-deb -x, its kernel booted in a guest that checks
+#                    for the operations and runs make bench-host's script
+#                    on a short grid (scripts/check-deb.sh). Not part of
+#                    make check.
 #   make bench-host  perf bench futex mutex (the grid of make bench, thread
 #                    counts HOST_THREADS_X, 1 2 4 16, times the CPUs) and
 #                    will-it-scale (as make bench-peers) on the running
@@ -21,11 +28,12 @@
 #                    bench-peers. Results in $(BUILD)/bench-host/.
 
 DEB_OUT := $(BUILD)/deb
+DEB_VM := $(DEB_OUT)/vm
 HOST_OUT ?= $(BUILD)/bench-host
 HOST_PIN ?= none
 HOST_THREADS_X ?= 1 2 4 16
 
-.PHONY: deb deb-package bench-host
+.PHONY: deb deb-package check-deb bench-host
 
 deb: tree
 	@scripts/deb-config.sh $(DEB_OUT)/kernel
@@ -42,6 +50,14 @@ deb-package:
 		{ tail -n 30 $(KOUT)/bindeb-pkg.log; exit 1; }
 	@rm -f $(KOUT)/../linux-libc-dev_*.deb
 	@ls -1 $(abspath $(KOUT)/..)/*.deb
+
+check-deb:
+	@$(MAKE) --no-print-directory KOUT=$(DEB_VM)/kernel \
+		FRAGMENTS="configs/vm.config configs/deb.config" $(DEB_VM)/kernel/.config
+	@$(MAKE) --no-print-directory KOUT=$(DEB_VM)/kernel deb-package
+	@$(MAKE) --no-print-directory perf futex-spin-lib $(WIS_OUT)/pthread_mutex1_threads
+	@CPUS=$(CPUS) MEM=$(MEM) scripts/check-deb.sh $(DEB_VM) $(PERF_OUT)/perf \
+		$(FSLIB_OUT) $(WIS_OUT)
 
 # The probe first: on a kernel without the operations nothing is built.
 bench-host:
