@@ -76,7 +76,9 @@ summary="Machine: $(field "Model name"); $sockets socket(s), $cores cores,"
 summary="$summary $online online CPUs ($((online / cores)) per core, SMT $smt),"
 summary="$summary $nodes NUMA node(s)${hypervisor:+, under a $hypervisor hypervisor};"
 summary="$summary Linux $(uname -r); governor $governor; threads pinned: $pin"
-[ "$pin" = none ] || summary="$summary (CPUs $list${run:+, ${run[*]}})"
+shown=$list
+[ "$ncpus" -le 16 ] || shown="$(cut -d, -f1-8 <<<"$list"),... ($ncpus)"
+[ "$pin" = none ] || summary="$summary (CPUs $shown${run:+, ${run[*]}})"
 summary="$summary; $(date -u +%F)."
 
 mkdir -p "$out/runs/bench"
