@@ -9,11 +9,10 @@
 #             [--numa NODES] [--timeout SEC] [--icount] -- COMMAND...
 #
 # --kernel is a kernel build directory or a bzImage (make check-deb boots
-# the one of its package).
-# The guest command runs with $RUN_DIR set to build/runs/NAME, writable from
-# the guest; it leaves its results there. Prints where the full log is and
-# exits with the guest command's status; 124 when the guest did not finish,
-# 125 when the kernel log has a splat.
+# the one of its package). The guest command runs with $RUN_DIR set to
+# build/runs/NAME, writable from the guest; it leaves its results there.
+# Prints where the full log is and exits with the guest command's status;
+# 124 when the guest did not finish, 125 when the kernel log has a splat.
 #
 # --icount runs the guest under TCG with QEMU's instruction counting: one
 # vCPU at a time, and the guest's clocks advance 1 ns per instruction
