@@ -13,7 +13,8 @@
 #   make bench-host      the benchmark on the running kernel, no guest
 #
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,
-# NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds).
+# NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds), VM_PIN (vCPU
+# pinning, scripts/vm-run.sh).
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
