@@ -8,13 +8,9 @@
 #   make bench-peers     will-it-scale under the preload
 #   make profile [LOCK=spin]   the benchmark under perf: flamegraph, summary
 #   make profile-compare       the same for ww and spin side by side
-#   make deb             Debian packages of the kernel for a real machine
-#   make check-deb       those packages' path on the guest's config, booted
-#   make bench-host      the benchmark on the running kernel, no guest
 #
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,
-# NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds), VM_PIN (vCPU
-# pinning, scripts/vm-run.sh).
+# NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds).
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
@@ -56,7 +52,6 @@ include scripts/profile.mk
 include scripts/apps.mk
 include scripts/matrix.mk
 include scripts/regress.mk
-include scripts/deb.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check
