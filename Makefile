@@ -9,6 +9,9 @@
 #   make profile [LOCK=spin]   the benchmark under perf: flamegraph, summary
 #   make profile-compare       the same for ww and spin side by side
 #
+# make check also checks the Promela model of the word protocol with Spin
+# (tools/testing/selftests/futex/model/) on the host.
+#
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,
 # NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds).
 
@@ -103,11 +106,16 @@ check:
 	@$(MAKE) --no-print-directory checkpatch am-check
 	@$(MAKE) --no-print-directory DEBUG=1 kernel
 	@$(MAKE) --no-print-directory selftests perf
+	@mkdir -p $(BUILD)/runs/model
+	@bash $(LINUX)/tools/testing/selftests/futex/model/run.sh $(BUILD)/runs/model/spin \
+		>$(BUILD)/runs/model/output.txt 2>&1 || true
+	@grep -E '^(ok|not ok) ' $(BUILD)/runs/model/output.txt | sed 's/^/model: /'
 	@vm=0; scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name check \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(TIMEOUT) \
 		-- $(TOP)/scripts/guest-check.sh $(SELFTESTS) $(BUILD)/perf/perf \
 		|| vm=$$?; \
-	runs=$(BUILD)/runs/check/output.txt; touch $$runs; \
+	runs="$(BUILD)/runs/check/output.txt $(BUILD)/runs/model/output.txt"; \
+	touch $(BUILD)/runs/check/output.txt; \
 	if [ -n "$(WIDE_CPUS)" ]; then \
 		scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name check-wide \
 		--cpus $(WIDE_CPUS) --mem $(MEM) --numa 1 \

@@ -20,7 +20,7 @@ vng_version=1.42
 
 pkgs="curl qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
-      python3-venv python3-docutils pkg-config
+      python3-venv python3-docutils pkg-config spin
       sysbench rocksdb-tools memcached libmemcached-tools libhwloc-dev"
 # make kernel ARCH=arm64 (make passes ARCH on): the cross compiler and
 # the QEMU of make check-arm64.

@@ -19,27 +19,34 @@
  *
  *   - take a free word: the caller's TID is or'ed in, WAITERS and
  *     OWNER_DIED are kept (a spinner does this without any lock);
- *   - set WAITERS on an owned word: before a waiter goes to sleep (queue
- *     head lock held), or while a queued waiter past the starvation bound
- *     spins (no lock: a WAITERS bit too many only sends the next unlock
- *     into the kernel); or on a free word, by a sleeper that woke by its
- *     own timer and is not next in line (queue head lock held), so that
- *     the next locker and its unlock enter the kernel;
- *   - release the word on unlock: 0, or the TID of a sleeper that waited
- *     longer than the starvation bound, plus WAITERS if others still sleep.
- *     The queue head lock is held, or, when the key has no queue head, the
- *     hash bucket lock under which a locker would create one. A waiter
- *     killed before it could use the word it took releases it the same
- *     way, keeping OWNER_DIED;
+ *   - set WAITERS on an owned word, with the queue head lock held: before
+ *     a waiter goes to sleep, or when a running waiter asks for the lock
+ *     (below);
+ *   - release the word on unlock: 0, or the TID of the first waiter that
+ *     asked for the lock, plus WAITERS if others still wait. The queue
+ *     head lock is held, or, when the key has no queue head, the hash
+ *     bucket lock under which a locker would create one. A waiter killed
+ *     before it could use the word it took releases it the same way,
+ *     keeping OWNER_DIED;
  *   - mark OWNER_DIED when the owner exits with the word on its robust list
- *     (done by the robust list walk, which then calls futex_spin_owner_died()).
+ *     (done by the robust list walk, which then calls futex_spin_wake_robust()).
  *
  * The invariant that keeps sleepers from being forgotten, under the queue
  * head lock: if the sleeper tree is not empty, then WAITERS is set in the
  * word, or a sleeper has been woken and has not yet looked at the word
  * again (its w->woken). Each such sleeper answers for the others: it
  * takes the word (setting WAITERS if others remain), sets WAITERS before
- * sleeping again, or passes the wakeup on when it gives up.
+ * sleeping again, or passes the wakeup on when it gives up. One that does
+ * not run is passed over by the head's timer (futex_spin_unanswered()).
+ *
+ * The starvation rule: a queued waiter that has waited past its due time
+ * asks for the lock each time it finds it taken while it spins or after a
+ * wakeup, and the next unlock hands the lock to the first waiter in line
+ * that has asked. An unlock also wakes the first waiter not yet woken, if
+ * that one is ahead of the one handed the lock, and so does the head's
+ * timer while a woken waiter has not looked at the word for
+ * FUTEX_SPIN_TURN_NS. tools/testing/selftests/futex/model/ checks this
+ * protocol with Spin.
  *
  * Kernel state: one queue head per futex key, linked into the futex hash
  * bucket (of the process's private hash for a private key, moved with the
@@ -70,50 +77,24 @@
 #include <linux/sched/wake_q.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include "futex.h"
 
 /*
- * The starvation bound. A waiter that has waited longer than this gets the
- * lock handed to it by the next unlock instead of competing with spinners
- * and fast-path lockers, if it is spinning at that moment: the handoff then
- * costs nothing, the new owner runs. A waiter asleep is only woken, to spin
- * with WAITERS set so that the following unlock hands it the lock; after
- * twice the bound it gets the lock even asleep, but a lock is handed to a
- * sleeping task at most once per bound. Handing a lock to a task that is
- * not running leaves it idle for a wakeup; when waiters outnumber CPUs
- * that wakeup takes milliseconds, every waiter past the bound is asleep,
- * and handing to each in turn makes the lock convoy. 5 ms, as the 2016
- * throughput-optimized futex: long enough that few waiters reach it.
+ * The lock's one time quantum, T. A queued waiter is due once it has waited
+ * T for each waiter that was queued when it queued, and one T more; past
+ * that it asks for the lock (the starvation rule above). A task that has
+ * spun T without queueing queues, a spinner stops after T on one owner,
+ * and the head's timer passes over a woken waiter that has not looked at
+ * the word within T. 1 ms, the threshold of Go's sync.Mutex starvation
+ * mode (src/sync/mutex.go, starvationThresholdNs), a lock whose waiters
+ * also spin first and then sleep: it is tens of times a context switch
+ * and a wakeup, so handing the lock to a waiter once per T costs little
+ * throughput, and an owner that ran T in one critical section is not worth
+ * spinning on.
  */
-#define FUTEX_SPIN_HANDOFF_NS	(5 * NSEC_PER_MSEC)
-
-/*
- * While many tasks sleep on the lock, a waiter that spins is owed the lock
- * sooner: the bound shrinks so that the sleepers get their turns about once
- * per FUTEX_SPIN_TURNOVER_NS, but not below FUTEX_SPIN_SPIN_BOUND_MIN_NS.
- * A task that has not slept yet then queues behind them after as long.
- * Otherwise, when waiters outnumber CPUs, the task that last lost the lock
- * spins while the others sleep, takes the word back at each release, and
- * the lock turns among a few tasks while the sleepers wait their turn.
- * Handing the lock to a spinning task leaves it idle for no wakeup, so
- * this costs sleeps of tasks that would have spun, not throughput; the
- * handoff to a sleeping task keeps its limit of one per bound.
- */
-#define FUTEX_SPIN_TURNOVER_NS		(20 * NSEC_PER_MSEC)
-#define FUTEX_SPIN_SPIN_BOUND_MIN_NS	(250 * NSEC_PER_USEC)
-
-/*
- * The most one call spins, with preemption off, in all. User space sets
- * the length of the critical section, and a spin ends otherwise only when
- * the owner leaves its CPU or ours is wanted: a long critical section, or
- * two tasks spinning on each other's lock (ABBA), would keep CPUs busy in
- * the kernel for as long. A waiter first in line is handed the lock at the
- * first unlock past its starvation bound (at most 5 ms), so a waiter that
- * has spun for twice that is spinning on an owner that kept the lock for a
- * whole bound: sleeping is right. It still takes a free word when woken.
- */
-#define FUTEX_SPIN_SPIN_MAX_NS		(2 * FUTEX_SPIN_HANDOFF_NS)
+#define FUTEX_SPIN_TURN_NS	NSEC_PER_MSEC
 
 struct futex_spin_head {
 	struct hlist_node	hb_node;
@@ -124,11 +105,12 @@ struct futex_spin_head {
 
 	spinlock_t		lock;		/* protects the sleepers */
 	struct rb_root_cached	sleepers;	/* lock */
+	struct rb_root_cached	askers;		/* lock: those that asked */
 	u64			arrivals;	/* lock */
-	u64			asleep_handoff;	/* lock: when one was last made */
-	/* When an unlock last entered the kernel; sleepers' timers read it */
-	atomic64_t		served;
-	unsigned int		nr_sleepers;	/* lock; spinners read it without */
+	unsigned int		nr_sleepers;	/* lock */
+	/* lock: when a wakeup left WAITERS clear, 0 once a look answered it */
+	u64			woke_at;
+	struct delayed_work	unanswered;
 
 	struct optimistic_spin_queue osq;
 	atomic_t		spinners;
@@ -143,31 +125,27 @@ struct futex_spin_head {
 
 struct futex_spin_waiter {
 	struct rb_node		node;
+	struct rb_node		ask_node;	/* head->lock, while asked */
 	struct task_struct	*task;
-	struct futex_spin_head	*head;
 	u32			tid;
 	int			prio;		/* head->lock */
 	u64			seq;		/* head->lock */
 	u64			since;
-	u64			spun_ns;	/* in this call, in all */
+	u64			due;		/* head->lock, once queued */
+	/* The owner last spun on, and since when: spins end after T on one */
+	u32			spin_owner;
+	u64			spin_owner_since;	/* 0 until the clock is read */
 	/*
 	 * Written under head->lock. The waiter reads them without it while
 	 * it spins or after a wakeup, and decides under the lock.
 	 */
 	bool			queued;
+	bool			asked;
 	bool			handed;
 	bool			spinning;	/* written by the waiter only */
 	bool			woken;		/* head->lock; only while queued */
 	/* head->lock: a sleeper in this subtree has not been woken */
 	bool			unwoken_below;
-	/* Wakes the waiter once it is owed a handoff, see futex_spin_due_arm() */
-	struct hrtimer		due;
-	bool			due_fired;
-	enum {
-		FUTEX_SPIN_DUE_NONE,
-		FUTEX_SPIN_DUE_ARMED,
-		FUTEX_SPIN_DUE_FIRED,
-	}			due_state;
 };
 
 /* How a spin on the owner ended; FUTEX_SPIN_POLLING while it goes on. */
@@ -178,8 +156,8 @@ enum futex_spin_outcome {
 	FUTEX_SPIN_ABORTED_RESCHED,	/* need_resched, signal or deadline */
 	FUTEX_SPIN_ABORTED_FAULT,
 	FUTEX_SPIN_ABORTED_CAP,		/* enough spinners already */
-	FUTEX_SPIN_ABORTED_BOUND,	/* starving, must queue first */
-	FUTEX_SPIN_ABORTED_LIMIT,	/* FUTEX_SPIN_SPIN_MAX_NS spun */
+	FUTEX_SPIN_ABORTED_BOUND,	/* must queue, or ask, first */
+	FUTEX_SPIN_ABORTED_LIMIT,	/* FUTEX_SPIN_TURN_NS on one owner */
 	FUTEX_SPIN_NR_OUTCOMES
 };
 
@@ -190,10 +168,11 @@ enum futex_spin_stat {
 	FUTEX_SPIN_STAT_SLEEPS,
 	FUTEX_SPIN_STAT_WAKES,
 	FUTEX_SPIN_STAT_HANDOFFS,
+	FUTEX_SPIN_STAT_HANDOFFS_ASLEEP,
 	FUTEX_SPIN_STAT_TIMEOUTS,
 	FUTEX_SPIN_STAT_OWNER_DIED,
 	FUTEX_SPIN_STAT_RESPINS,
-	FUTEX_SPIN_STAT_SELF_WAKES,
+	FUTEX_SPIN_STAT_UNANSWERED,
 	FUTEX_SPIN_STAT_HEADS_CREATED,
 	FUTEX_SPIN_STAT_HEADS_FREED,
 	FUTEX_SPIN_STAT_HEADS_MOVED,
@@ -207,10 +186,11 @@ static const char * const futex_spin_stat_names[FUTEX_SPIN_NR_STATS] = {
 	[FUTEX_SPIN_STAT_SLEEPS]	= "sleeps",
 	[FUTEX_SPIN_STAT_WAKES]		= "wakes",
 	[FUTEX_SPIN_STAT_HANDOFFS]	= "handoffs",
+	[FUTEX_SPIN_STAT_HANDOFFS_ASLEEP] = "handoffs_asleep",
 	[FUTEX_SPIN_STAT_TIMEOUTS]	= "timeouts",
 	[FUTEX_SPIN_STAT_OWNER_DIED]	= "owner_died",
 	[FUTEX_SPIN_STAT_RESPINS]	= "respins",
-	[FUTEX_SPIN_STAT_SELF_WAKES]	= "self_wakes",
+	[FUTEX_SPIN_STAT_UNANSWERED]	= "unanswered_wakes",
 	[FUTEX_SPIN_STAT_HEADS_CREATED]	= "heads_created",
 	[FUTEX_SPIN_STAT_HEADS_FREED]	= "heads_freed",
 	[FUTEX_SPIN_STAT_HEADS_MOVED]	= "heads_moved",
@@ -230,6 +210,7 @@ static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
 static DEFINE_PER_CPU(unsigned long, futex_spin_stats[FUTEX_SPIN_NR_STATS]);
 static DEFINE_PER_CPU(unsigned long, futex_spin_outcomes[FUTEX_SPIN_NR_OUTCOMES]);
 static struct kmem_cache *futex_spin_head_cache;
+static struct workqueue_struct *futex_spin_wq;
 
 static void futex_spin_count(enum futex_spin_stat stat)
 {
@@ -286,27 +267,40 @@ static struct futex_spin_head *futex_spin_head_lookup(union futex_key *key)
  * A process gets its private hash when it first shares its mm (clone with
  * CLONE_VM), and the first one is not rehashed from the global hash: the
  * process was alone, nobody could wait. A head would be, so a private key
- * gets its head only once the process has its private hash, as io_uring
- * does for its futexes.
+ * gets its head only once the process has a private hash, as io_uring
+ * does for its futexes. Only the first: resizing one is for clone() and
+ * PR_FUTEX_HASH, not for a lock that is contended. -EBUSY means that the
+ * process chose the global hash meanwhile, which is a private hash too.
  */
 static int futex_spin_private_hash(union futex_key *key)
 {
+	int ret;
+
 	if (!futex_key_is_private(key))
 		return 0;
-	return futex_hash_allocate_default();
+	scoped_guard(rcu) {
+		if (rcu_access_pointer(current->mm->futex.phash.hash))
+			return 0;
+	}
+	ret = futex_hash_allocate_default();
+	return ret == -EBUSY ? 0 : ret;
 }
+
+static void futex_spin_unanswered(struct work_struct *work);
 
 static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 {
 	struct futex_spin_head *head;
 
-	head = kmem_cache_zalloc(futex_spin_head_cache, GFP_KERNEL);
+	head = kmem_cache_zalloc(futex_spin_head_cache, GFP_KERNEL_ACCOUNT);
 	if (!head)
 		return NULL;
 	head->key = *key;
 	refcount_set(&head->refs, 1);
 	spin_lock_init(&head->lock);
 	head->sleepers = RB_ROOT_CACHED;
+	head->askers = RB_ROOT_CACHED;
+	INIT_DELAYED_WORK(&head->unanswered, futex_spin_unanswered);
 	osq_lock_init(&head->osq);
 	return head;
 }
@@ -359,6 +353,8 @@ static void futex_spin_head_put(struct futex_spin_head *head)
 	futex_spin_count(FUTEX_SPIN_STAT_HEADS_FREED);
 
 	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root));
+	/* Nobody waits, so it finds nothing to do; it must not run later. */
+	cancel_delayed_work_sync(&head->unanswered);
 	call_rcu(&head->rcu, futex_spin_head_free);
 }
 
@@ -442,14 +438,24 @@ static int futex_spin_prio(struct task_struct *p)
 	return p->prio < MAX_RT_PRIO ? p->prio : MAX_RT_PRIO;
 }
 
-static bool futex_spin_waiter_less(struct rb_node *a, const struct rb_node *b)
+static bool futex_spin_before(const struct futex_spin_waiter *wa,
+			      const struct futex_spin_waiter *wb)
 {
-	struct futex_spin_waiter *wa = rb_entry(a, struct futex_spin_waiter, node);
-	struct futex_spin_waiter *wb = rb_entry(b, struct futex_spin_waiter, node);
-
 	if (wa->prio != wb->prio)
 		return wa->prio < wb->prio;
 	return wa->seq < wb->seq;
+}
+
+static bool futex_spin_waiter_less(struct rb_node *a, const struct rb_node *b)
+{
+	return futex_spin_before(rb_entry(a, struct futex_spin_waiter, node),
+				 rb_entry(b, struct futex_spin_waiter, node));
+}
+
+static bool futex_spin_asker_less(struct rb_node *a, const struct rb_node *b)
+{
+	return futex_spin_before(rb_entry(a, struct futex_spin_waiter, ask_node),
+				 rb_entry(b, struct futex_spin_waiter, ask_node));
 }
 
 static struct futex_spin_waiter *futex_spin_waiter_of(struct rb_node *node)
@@ -457,9 +463,11 @@ static struct futex_spin_waiter *futex_spin_waiter_of(struct rb_node *node)
 	return rb_entry_safe(node, struct futex_spin_waiter, node);
 }
 
-static struct futex_spin_waiter *futex_spin_first_sleeper(struct futex_spin_head *head)
+/* The first waiter in line that asked for the lock. */
+static struct futex_spin_waiter *futex_spin_first_asker(struct futex_spin_head *head)
 {
-	return futex_spin_waiter_of(rb_first_cached(&head->sleepers));
+	return rb_entry_safe(rb_first_cached(&head->askers),
+			     struct futex_spin_waiter, ask_node);
 }
 
 /*
@@ -498,14 +506,16 @@ static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head
 
 static void futex_spin_set_woken(struct futex_spin_waiter *w, bool woken)
 {
-	w->woken = woken;
+	WRITE_ONCE(w->woken, woken);
 	if (w->queued)
 		futex_spin_unwoken_cb.propagate(&w->node, NULL);
 }
 
 /*
  * Queue @w, or move it if its priority changed since it last slept. It
- * keeps its arrival number, and with it its place among equals.
+ * keeps its arrival number, and with it its place among equals, and its
+ * due time: one FUTEX_SPIN_TURN_NS for each waiter queued before it, one
+ * more for itself, counted from its call's start.
  */
 static void futex_spin_sleeper_add(struct futex_spin_head *head,
 				   struct futex_spin_waiter *w)
@@ -517,9 +527,12 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 			return;
 		rb_erase_augmented_cached(&w->node, &head->sleepers,
 					  &futex_spin_unwoken_cb);
+		if (w->asked)
+			rb_erase_cached(&w->ask_node, &head->askers);
 	} else {
 		w->seq = head->arrivals++;
-		WRITE_ONCE(head->nr_sleepers, head->nr_sleepers + 1);
+		w->due = w->since + (head->nr_sleepers + 1ULL) * FUTEX_SPIN_TURN_NS;
+		head->nr_sleepers++;
 		WRITE_ONCE(w->queued, true);
 		futex_spin_count(FUTEX_SPIN_STAT_CONTENDED);
 		trace_futex_spin_contended(&head->key, w->tid);
@@ -528,6 +541,8 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 	w->unwoken_below = futex_spin_unwoken(w);
 	rb_add_augmented_cached(&w->node, &head->sleepers, futex_spin_waiter_less,
 				&futex_spin_unwoken_cb);
+	if (w->asked)
+		rb_add_cached(&w->ask_node, &head->askers, futex_spin_asker_less);
 }
 
 static void futex_spin_sleeper_del(struct futex_spin_head *head,
@@ -536,10 +551,28 @@ static void futex_spin_sleeper_del(struct futex_spin_head *head,
 	if (w->queued) {
 		rb_erase_augmented_cached(&w->node, &head->sleepers,
 					  &futex_spin_unwoken_cb);
-		WRITE_ONCE(head->nr_sleepers, head->nr_sleepers - 1);
+		head->nr_sleepers--;
 		WRITE_ONCE(w->queued, false);
 	}
-	w->woken = false;
+	if (w->asked) {
+		rb_erase_cached(&w->ask_node, &head->askers);
+		WRITE_ONCE(w->asked, false);
+	}
+	WRITE_ONCE(w->woken, false);
+}
+
+/*
+ * @w runs and finds the lock taken: past its due time it asks for the lock,
+ * and keeps asking until it gets it. It has just shown that it runs, which
+ * is what a handoff to it, asleep or not, counts on.
+ */
+static void futex_spin_ask(struct futex_spin_head *head,
+			   struct futex_spin_waiter *w, u64 now)
+{
+	if (w->asked || now < w->due)
+		return;
+	WRITE_ONCE(w->asked, true);
+	rb_add_cached(&w->ask_node, &head->askers, futex_spin_asker_less);
 }
 
 static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
@@ -553,58 +586,94 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
 }
 
 /*
- * The sleeper next in line for the lock: the first, unless it was woken
- * and has not come back to the word (it is not spinning). Such a task may
- * not get a CPU for long, and the lock would stay idle as long as it does
- * not run: it is passed over for the first sleeper not woken. Once it
- * spins, it is first in line again.
+ * A look at the word under the lock left WAITERS set, or took the word:
+ * the next unlock enters the kernel, nobody owes a look any more.
  */
-static struct futex_spin_waiter *futex_spin_next_in_line(struct futex_spin_head *head)
+static void futex_spin_answered(struct futex_spin_head *head)
 {
-	struct futex_spin_waiter *w = futex_spin_first_sleeper(head);
-
-	if (w && w->woken && !READ_ONCE(w->spinning))
-		w = futex_spin_first_unwoken(head);
-	return w;
+	head->woke_at = 0;
 }
 
 /*
- * May @w take a free word now? A newcomer competes with everybody, and a
- * sleeper woken by an unlock holds the duty of looking at the word. A
- * sleeper that woke by itself (see futex_spin_due_arm()) only marks the
- * word for the kernel, unless it is next in line: taking it would jump
- * the queue of sleepers woken in order.
+ * A wakeup left WAITERS clear: unless a woken waiter looks at the word
+ * within FUTEX_SPIN_TURN_NS, the timer wakes the next one. One timer per
+ * head, armed at most once per FUTEX_SPIN_TURN_NS, and it runs in a
+ * worker: no hard interrupt, on PREEMPT_RT either, however many wait. A
+ * high priority worker not bound to a CPU: the CPU whose timer fires may
+ * be the very one that keeps a woken waiter from running, and a worker of
+ * normal priority beside a nice -20 task runs a hundredth of the time;
+ * its latency adds to every waiter's bound.
  */
-static bool futex_spin_may_take(struct futex_spin_head *head,
-				struct futex_spin_waiter *w)
+static void futex_spin_unanswered_arm(struct futex_spin_head *head, u64 delay)
 {
-	return !w->queued || w->woken || futex_spin_next_in_line(head) == w;
+	queue_delayed_work(futex_spin_wq, &head->unanswered,
+			   nsecs_to_jiffies(delay) + 1);
 }
 
 /*
- * Wake the first sleeper not woken yet, which then answers for the WAITERS
- * bit. Sleepers woken earlier that have not run yet do not hold back the
- * others: when waiters outnumber CPUs a woken task can wait for a CPU
- * longer than the lock is held many times over, and a queue that is served
- * one wakeup at a time falls behind the tasks that take the word in user
- * space and never sleep, which then get nearly all of it. An unlock enters
- * the kernel only when WAITERS is set, that is once per sleep or per
- * acquisition by a sleeper with others behind it, so the sleepers are
- * woken as fast as they queue, and no faster. A higher priority sleeper
- * that queued since is first in the tree and so the next one woken.
+ * Wake the next waiter, which then answers for the WAITERS bit: the first
+ * that asked for the lock if an owner's death woke nobody who did, else
+ * the first not woken yet. Sleepers woken earlier that have not run yet
+ * do not hold back the others: when waiters outnumber CPUs a woken task
+ * can wait for a CPU longer than the lock is held many times over, and a
+ * queue that is served one wakeup at a time falls behind the tasks that
+ * take the word in user space and never sleep. An unlock enters the kernel
+ * only when WAITERS is set, that is once per sleep or per acquisition by a
+ * sleeper with others behind it, so the sleepers are woken as fast as they
+ * queue, and no faster. A higher priority sleeper that queued since is
+ * first in the tree and so the next one woken.
  */
-static bool futex_spin_wake_first(struct futex_spin_head *head,
-				  struct wake_q_head *wake_q)
+static void futex_spin_wake(struct futex_spin_head *head,
+			    struct futex_spin_waiter *w,
+			    struct wake_q_head *wake_q)
 {
-	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
-
-	if (!w)
-		return false;
 	futex_spin_set_woken(w, true);
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
+
+	head->woke_at = ktime_get_ns();
+	futex_spin_unanswered_arm(head, FUTEX_SPIN_TURN_NS);
+}
+
+static bool futex_spin_wake_first(struct futex_spin_head *head,
+				  struct wake_q_head *wake_q)
+{
+	struct futex_spin_waiter *w = futex_spin_first_asker(head);
+
+	if (!w || w->woken)
+		w = futex_spin_first_unwoken(head);
+	if (!w) {
+		futex_spin_answered(head);
+		return false;
+	}
+	futex_spin_wake(head, w, wake_q);
 	return true;
+}
+
+/*
+ * The head's timer: a woken waiter that does not run (SCHED_IDLE beside a
+ * busy task, a throttled cgroup) would otherwise hold every sleeper behind
+ * it for as long as it does not run, while the lock turns in user space.
+ */
+static void futex_spin_unanswered(struct work_struct *work)
+{
+	struct futex_spin_head *head = container_of(to_delayed_work(work),
+						    struct futex_spin_head,
+						    unanswered);
+	DEFINE_WAKE_Q(wake_q);
+	u64 waited;
+
+	spin_lock(&head->lock);
+	if (head->woke_at) {
+		waited = ktime_get_ns() - head->woke_at;
+		if (waited < FUTEX_SPIN_TURN_NS)
+			futex_spin_unanswered_arm(head, FUTEX_SPIN_TURN_NS - waited);
+		else if (futex_spin_wake_first(head, &wake_q))
+			futex_spin_count(FUTEX_SPIN_STAT_UNANSWERED);
+	}
+	spin_unlock(&head->lock);
+	wake_up_q(&wake_q);
 }
 
 /*
@@ -644,14 +713,14 @@ static int futex_spin_cmpxchg(u32 __user *uaddr, u32 uval, u32 nval)
 }
 
 /*
- * Take the word if it is free and @may_take, else make sure WAITERS is set
- * so that the owner's unlock, or the next locker of a free word, enters
- * the kernel. Called with head->lock held. Returns 1 when the caller now
- * owns the word, 0 when it may sleep, or -EAGAIN / -EFAULT / -EDEADLK.
+ * Take the word if it is free, else make sure WAITERS is set so that the
+ * owner's unlock, or the next locker of a free word, enters the kernel.
+ * Either answers a wakeup that left WAITERS clear. Called with head->lock
+ * held. Returns 1 when the caller now owns the word, 0 when it may sleep,
+ * or -EAGAIN / -EFAULT / -EDEADLK.
  */
 static int futex_spin_take_or_mark(struct futex_spin_head *head,
-				   struct futex_spin_waiter *w, u32 __user *uaddr,
-				   bool may_take)
+				   struct futex_spin_waiter *w, u32 __user *uaddr)
 {
 	u32 uval, nval;
 	bool taking;
@@ -663,40 +732,47 @@ static int futex_spin_take_or_mark(struct futex_spin_head *head,
 	if ((uval & FUTEX_TID_MASK) == w->tid)
 		return -EDEADLK;
 
-	taking = !(uval & FUTEX_TID_MASK) && may_take;
+	taking = !(uval & FUTEX_TID_MASK);
 	if (taking) {
 		nval = uval | w->tid;
 		if (futex_spin_has_sleepers_besides(head, w))
 			nval |= FUTEX_WAITERS;
+	} else if (uval & FUTEX_WAITERS) {
+		nval = uval;
 	} else {
-		if (uval & FUTEX_WAITERS)
-			return 0;
 		nval = uval | FUTEX_WAITERS;
 	}
 
-	ret = futex_spin_cmpxchg(uaddr, uval, nval);
-	if (ret)
-		return ret;
+	if (nval != uval) {
+		ret = futex_spin_cmpxchg(uaddr, uval, nval);
+		if (ret)
+			return ret;
+	}
+	futex_spin_answered(head);
 	return taking;
 }
 
-/* The starvation bound of a spinning waiter, see FUTEX_SPIN_TURNOVER_NS. */
-static u64 futex_spin_spinning_bound(struct futex_spin_head *head)
+/*
+ * Must the spinner stop to queue, or to ask for the lock? A task that has
+ * spun FUTEX_SPIN_TURN_NS without queueing takes its place in line, and a
+ * queued one past its due time asks. Both need the head lock; the spinner
+ * then spins on. Only @w writes the fields read here, or a handoff, which
+ * the spinner sees in the word.
+ */
+static bool futex_spin_must_stop(struct futex_spin_waiter *w, u64 now)
 {
-	unsigned int sleepers = READ_ONCE(head->nr_sleepers);
-	u64 bound = FUTEX_SPIN_TURNOVER_NS / max(sleepers, 1U);
-
-	return clamp_t(u64, bound, FUTEX_SPIN_SPIN_BOUND_MIN_NS,
-		       FUTEX_SPIN_HANDOFF_NS);
+	if (!READ_ONCE(w->queued))
+		return now - w->since > FUTEX_SPIN_TURN_NS;
+	return !READ_ONCE(w->asked) && now >= w->due;
 }
 
 /*
  * PREEMPT_RT: waiters do not spin. The spin runs with preemption off for
- * as long as user space keeps the lock, up to FUTEX_SPIN_SPIN_MAX_NS, and
- * an RT kernel bounds its non-preemptible sections by what the kernel
- * does, not by what a user program does; its own sleeping locks spin
- * preemptibly, on the rtmutex. Sleeping is the whole contract, spinning
- * only a guess, so the operations stay the same.
+ * as long as user space keeps the lock, and an RT kernel bounds its
+ * non-preemptible sections by what the kernel does, not by what a user
+ * program does; its own sleeping locks spin preemptibly, on the rtmutex.
+ * Sleeping is the whole contract, spinning only a guess, so the operations
+ * stay the same.
  */
 #if defined(CONFIG_LOCK_SPIN_ON_OWNER) && !defined(CONFIG_PREEMPT_RT)
 /*
@@ -719,35 +795,66 @@ static bool futex_spin_should_stop(struct hrtimer_sleeper *to)
 	return need_resched() || signal_pending(current) || (to && !to->task);
 }
 
-/*
- * A spinner only wins the word in the gap between the owner's unlock and
- * its next lock, and an owner that relocks at once keeps that gap tiny;
- * while waiters spin, WAITERS is clear and unlocks stay in user space. So
- * past the starvation bound a spinner sets WAITERS, for the next unlock to
- * enter the kernel and hand it the lock. Only a sleeper can be handed the
- * lock: a waiter not yet in the tree goes there first.
- */
-static bool futex_spin_waited_too_long(struct futex_spin_head *head,
-				       struct futex_spin_waiter *w, u64 now)
-{
-	return now - w->since > futex_spin_spinning_bound(head);
-}
-
 struct futex_spin_poll {
 	struct task_struct	*owner;
 	u32			owner_tid;
 	unsigned int		loops;
-	bool			starving;
-	u64			start;
 };
 
-/* One look at the word by the task at the head of the OSQ. */
+/*
+ * The spinner's clocks, read every 64 polls (reading the clock costs more
+ * than a poll of the word): the need to queue or ask stops the spin for a
+ * moment, and FUTEX_SPIN_TURN_NS on one owner (a long critical section,
+ * or two tasks spinning on each other's lock) ends it.
+ */
+static enum futex_spin_outcome futex_spin_poll_clock(struct futex_spin_waiter *w,
+						     struct futex_spin_poll *p)
+{
+	u64 now;
+
+	if (++p->loops % 64)
+		return FUTEX_SPIN_POLLING;
+	now = ktime_get_ns();
+	if (futex_spin_must_stop(w, now))
+		return FUTEX_SPIN_ABORTED_BOUND;
+	if (!w->spin_owner_since)
+		w->spin_owner_since = now;
+	else if (now - w->spin_owner_since > FUTEX_SPIN_TURN_NS)
+		return FUTEX_SPIN_ABORTED_LIMIT;
+	return FUTEX_SPIN_POLLING;
+}
+
+/*
+ * One look at the owned word: spin on only while its owner runs. A new
+ * owner restarts the spinner's clock on it; the same owner keeps it
+ * across the spins of one call.
+ */
+static bool futex_spin_owner_runs(struct futex_spin_waiter *w,
+				  struct futex_spin_poll *p, u32 owner_tid)
+{
+	if (owner_tid != w->spin_owner) {
+		w->spin_owner = owner_tid;
+		w->spin_owner_since = 0;
+	}
+	if (owner_tid != p->owner_tid) {
+		p->owner_tid = owner_tid;
+		p->owner = find_task_by_vpid(owner_tid);
+	}
+	return p->owner && owner_on_cpu(p->owner);
+}
+
+/*
+ * One look at the word by the task at the head of the OSQ. A cmpxchg that
+ * fails is a poll like any other, counted and paced the same way: a word
+ * that keeps changing under it must not keep it here past its clocks.
+ */
 static enum futex_spin_outcome futex_spin_poll_word(struct futex_spin_head *head,
 						    struct futex_spin_waiter *w,
 						    u32 __user *uaddr,
 						    struct futex_spin_poll *p)
 {
-	u32 uval;
+	enum futex_spin_outcome why;
+	u32 uval, owner;
 	int ret;
 
 	if (READ_ONCE(head->handing_off))
@@ -755,54 +862,32 @@ static enum futex_spin_outcome futex_spin_poll_word(struct futex_spin_head *head
 	if (futex_get_value_locked(&uval, uaddr))
 		return FUTEX_SPIN_ABORTED_FAULT;
 
-	if (!(uval & FUTEX_TID_MASK)) {
+	owner = uval & FUTEX_TID_MASK;
+	if (!owner) {
 		ret = futex_spin_cmpxchg(uaddr, uval, uval | w->tid);
+		if (!ret)
+			return FUTEX_SPIN_ACQUIRED;
 		if (ret == -EFAULT)
 			return FUTEX_SPIN_ABORTED_FAULT;
-		return ret ? FUTEX_SPIN_POLLING : FUTEX_SPIN_ACQUIRED;
-	}
-	/* Handed over to us, or a forged word: the locked path decides. */
-	if ((uval & FUTEX_TID_MASK) == w->tid)
+	} else if (owner == w->tid || !futex_spin_owner_runs(w, p, owner)) {
+		/* Handed over to us, or a forged word: the locked path decides. */
 		return FUTEX_SPIN_ABORTED_OWNER;
-
-	if ((uval & FUTEX_TID_MASK) != p->owner_tid) {
-		p->owner_tid = uval & FUTEX_TID_MASK;
-		p->owner = find_task_by_vpid(p->owner_tid);
 	}
-	if (!p->owner || !owner_on_cpu(p->owner))
-		return FUTEX_SPIN_ABORTED_OWNER;
 
-	/* Reading the clock costs more than a poll of the word. */
-	if (!(++p->loops % 64)) {
-		u64 now = ktime_get_ns();
-
-		if (w->spun_ns + now - p->start > FUTEX_SPIN_SPIN_MAX_NS)
-			return FUTEX_SPIN_ABORTED_LIMIT;
-		if (!p->starving)
-			p->starving = futex_spin_waited_too_long(head, w, now);
-	}
-	if (p->starving) {
-		if (!READ_ONCE(w->queued))
-			return FUTEX_SPIN_ABORTED_BOUND;
-		if (!(uval & FUTEX_WAITERS)) {
-			ret = futex_spin_cmpxchg(uaddr, uval, uval | FUTEX_WAITERS);
-			if (ret == -EFAULT)
-				return FUTEX_SPIN_ABORTED_FAULT;
-		}
-	}
-	cpu_relax();
-	return FUTEX_SPIN_POLLING;
+	why = futex_spin_poll_clock(w, p);
+	if (why == FUTEX_SPIN_POLLING)
+		cpu_relax();
+	return why;
 }
 
 /* Poll the word from the head of the OSQ until it is taken or not worth it. */
 static enum futex_spin_outcome futex_spin_osq(struct futex_spin_head *head,
 					      struct futex_spin_waiter *w,
 					      u32 __user *uaddr,
-					      struct hrtimer_sleeper *to,
-					      bool starving, u64 start)
+					      struct hrtimer_sleeper *to)
 {
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_RESCHED;
-	struct futex_spin_poll poll = { .starving = starving, .start = start };
+	struct futex_spin_poll poll = { };
 
 	if (!osq_lock(&head->osq))
 		return why;
@@ -826,13 +911,9 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 						   u32 __user *uaddr,
 						   struct hrtimer_sleeper *to)
 {
-	u64 start = ktime_get_ns();
-	bool starving = futex_spin_waited_too_long(head, w, start);
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_CAP;
 
-	if (w->spun_ns >= FUTEX_SPIN_SPIN_MAX_NS)
-		return FUTEX_SPIN_ABORTED_LIMIT;
-	if (starving && !READ_ONCE(w->queued))
+	if (futex_spin_must_stop(w, ktime_get_ns()))
 		return FUTEX_SPIN_ABORTED_BOUND;
 	/*
 	 * Counted as a spinner only while preemption is off: a task preempted
@@ -841,10 +922,9 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 	 */
 	preempt_disable();
 	if (futex_spin_allowed(head))
-		why = futex_spin_osq(head, w, uaddr, to, starving, start);
+		why = futex_spin_osq(head, w, uaddr, to);
 	atomic_dec(&head->spinners);
 	preempt_enable();
-	w->spun_ns += ktime_get_ns() - start;
 	return why;
 }
 
@@ -880,6 +960,8 @@ static enum futex_spin_outcome futex_spin_on_owner(struct futex_spin_head *head,
  * A woken sleeper took the word by spinning: it leaves the tree and, if
  * others still sleep there, sets WAITERS for them, a duty it held as the
  * woken sleeper. The word is ours, so only WAITERS can change under us.
+ * A task being killed stops retrying: its way out releases the word and
+ * serves the next waiter (futex_spin_lock()).
  */
 static void futex_spin_taken_fixup(struct futex_spin_head *head,
 				   struct futex_spin_waiter *w, u32 __user *uaddr)
@@ -895,11 +977,13 @@ static void futex_spin_taken_fixup(struct futex_spin_head *head,
 		    futex_spin_has_sleepers_besides(head, w))
 			ret = futex_spin_cmpxchg(uaddr, uval, uval | FUTEX_WAITERS);
 		/* Until WAITERS is set, our wakeup answers for the others. */
-		if (!ret)
+		if (!ret) {
 			futex_spin_sleeper_del(head, w);
+			futex_spin_answered(head);
+		}
 		spin_unlock(&head->lock);
 
-		if (ret == -EAGAIN)
+		if (ret == -EAGAIN && !fatal_signal_pending(current))
 			cond_resched();
 		else if (ret != -EFAULT || fault_in_user_writeable(uaddr))
 			break;
@@ -907,9 +991,8 @@ static void futex_spin_taken_fixup(struct futex_spin_head *head,
 	if (!ret)
 		return;
 	/*
-	 * The page is gone for good: the word stays ours, nobody can unlock
-	 * it, and the sleepers leave by their deadlines, each passing the
-	 * wakeup on as we do.
+	 * The page is gone for good, or we are being killed: the word stays
+	 * ours until we give it back, and the wakeup goes on to the next.
 	 */
 	spin_lock(&head->lock);
 	futex_spin_waiter_leave(head, w, &wake_q);
@@ -951,19 +1034,25 @@ static bool futex_spin_take_handed(struct futex_spin_head *head,
 
 /*
  * One decision under the head lock: does the caller own the word, must it
- * sleep, or does it leave? Returns 1 when it owns the word, 0 when it is
- * queued with its task state set to sleep, -EAGAIN when it must look again
- * after dropping the lock, -EFAULT when it must fault the page in first,
- * or the error with which it left the queue. Across -EAGAIN and -EFAULT a
- * queued waiter stays queued: a fault in user space's page tables must
- * not cost it its place in line.
+ * wait, or does it leave? Returns 1 when it owns the word, 0 when it is
+ * queued (with its task state set to sleep if @sleep; a spinner that had
+ * to queue or ask spins on), -EAGAIN when it must look again after
+ * dropping the lock, -EFAULT when it must fault the page in first, or the
+ * error with which it left the queue. Across -EAGAIN and -EFAULT a queued
+ * waiter stays queued: a fault in user space's page tables must not cost
+ * it its place in line.
+ *
+ * A waiter that stays and has shown that it runs, by spinning or by
+ * coming back to the word after a wakeup, asks for the lock past its due
+ * time. Its first look of the call does not count: a task that sleeps at
+ * once and is never woken again may never run again either.
  *
  * A task being killed takes nothing: it would die owning the word.
  */
 static int futex_spin_lock_locked(struct futex_spin_head *head,
 				  struct futex_spin_waiter *w,
 				  u32 __user *uaddr, struct hrtimer_sleeper *to,
-				  bool gave_way)
+				  bool sleep)
 {
 	DEFINE_WAKE_Q(wake_q);
 	int ret;
@@ -974,8 +1063,7 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 	} else if (fatal_signal_pending(current)) {
 		ret = -EINTR;
 	} else {
-		ret = futex_spin_take_or_mark(head, w, uaddr,
-					      futex_spin_may_take(head, w));
+		ret = futex_spin_take_or_mark(head, w, uaddr);
 		/*
 		 * Not taken: past the deadline or with a signal pending the
 		 * waiter leaves, also when another task keeps changing the
@@ -988,19 +1076,16 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 	if (ret == 1) {
 		futex_spin_sleeper_del(head, w);
 	} else if (!ret) {
-		/*
-		 * Giving way, it was not queued yet, so the first sleeper is
-		 * another task: woken now, it spins in our place instead of
-		 * our CPU idling while the owner runs. Whatever else may be
-		 * runnable here says nothing about that; a kthread runs for
-		 * a moment and the CPU idles all the same.
-		 */
-		if (gave_way)
-			futex_spin_wake_first(head, &wake_q);
+		/* Shown to run: spinning, or back at the word after a wakeup */
+		bool ran = !sleep || w->woken;
+
 		futex_spin_sleeper_add(head, w);
+		if (ran)
+			futex_spin_ask(head, w, ktime_get_ns());
 		/* Looking at the word again was the duty of its wakeup. */
 		futex_spin_set_woken(w, false);
-		set_current_state(TASK_INTERRUPTIBLE);
+		if (sleep)
+			set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN && ret != -EFAULT) {
 		futex_spin_waiter_leave(head, w, &wake_q);
 	}
@@ -1034,94 +1119,22 @@ static bool futex_spin_timer_fired(struct hrtimer_sleeper *t)
 	return t && !t->task;
 }
 
-/*
- * The first sleeper is handed the lock asleep by an unlock that enters the
- * kernel, and an unlock enters the kernel only while WAITERS is set. The
- * unlock that wakes a sleeper clears it, and the woken sleeper sets it
- * again when it looks at the word: until then every other lock and unlock
- * may stay in user space. If that sleeper does not get a CPU (SCHED_IDLE
- * beside a busy task, a throttled cgroup), nothing would enter the kernel
- * to serve the sleepers behind it. So a sleeper whose wait reaches the
- * asleep handoff's bound wakes itself, once, to set WAITERS or take the
- * word. One timer per waiter that sleeps at all, started only when it
- * first goes to sleep before that bound.
- *
- * While unlocks do enter the kernel they serve the sleepers in order, and
- * waking would only cost the sleeper a context switch and the next locker
- * and unlocker a system call each. When waiters outnumber CPUs that is
- * most sleepers, for most of them wait that long. So the timer wakes the
- * sleeper only once no unlock has entered the kernel for a whole bound,
- * and otherwise moves on to a bound after the last one.
- */
-static enum hrtimer_restart futex_spin_due_expired(struct hrtimer *t)
-{
-	struct futex_spin_waiter *w = container_of(t, struct futex_spin_waiter, due);
-	u64 next = atomic64_read(&w->head->served) + 2 * FUTEX_SPIN_HANDOFF_NS;
-
-	if (next > ktime_to_ns(hrtimer_cb_get_time(t))) {
-		hrtimer_set_expires(t, ns_to_ktime(next));
-		return HRTIMER_RESTART;
-	}
-	WRITE_ONCE(w->due_fired, true);
-	wake_up_process(w->task);
-	return HRTIMER_NORESTART;
-}
-
-static void futex_spin_due_arm(struct futex_spin_head *head,
-			       struct futex_spin_waiter *w)
-{
-	u64 due = w->since + 2 * FUTEX_SPIN_HANDOFF_NS;
-
-	if (w->due_state != FUTEX_SPIN_DUE_NONE || due <= ktime_get_ns())
-		return;
-	w->head = head;
-	w->due_fired = false;
-	hrtimer_setup_on_stack(&w->due, futex_spin_due_expired, CLOCK_MONOTONIC,
-			       HRTIMER_MODE_ABS_HARD);
-	hrtimer_start(&w->due, ns_to_ktime(due), HRTIMER_MODE_ABS_HARD);
-	w->due_state = FUTEX_SPIN_DUE_ARMED;
-}
-
-static void futex_spin_due_cancel(struct futex_spin_waiter *w)
-{
-	if (w->due_state == FUTEX_SPIN_DUE_NONE)
-		return;
-	hrtimer_cancel(&w->due);
-	destroy_hrtimer_on_stack(&w->due);
-}
-
-static bool futex_spin_due_fired(struct futex_spin_waiter *w)
-{
-	return w->due_state == FUTEX_SPIN_DUE_ARMED && READ_ONCE(w->due_fired);
-}
-
-/* Returns true when the waiter woke by its own timer, not by an unlock. */
-static bool futex_spin_sleep(struct futex_spin_head *head,
+static void futex_spin_sleep(struct futex_spin_head *head,
 			     struct futex_spin_waiter *w,
 			     struct hrtimer_sleeper *to)
 {
-	bool due;
-
 	futex_spin_count(FUTEX_SPIN_STAT_SLEEPS);
 	trace_futex_spin_sleep(&head->key, w->tid);
-	futex_spin_due_arm(head, w);
 	/*
-	 * A timer may have fired since the check under the lock, while we
-	 * were still running: look again now that our state is set, or its
-	 * wakeup is lost. A signal needs no such care, schedule() returns at
-	 * once for a pending one.
+	 * The deadline may have passed since the check under the lock, while
+	 * we were still running: look again now that our state is set, or
+	 * its wakeup is lost. A signal needs no such care, schedule() returns
+	 * at once for a pending one.
 	 */
-	if (!futex_spin_timer_fired(to) && !futex_spin_due_fired(w))
+	if (!futex_spin_timer_fired(to))
 		schedule();
 	__set_current_state(TASK_RUNNING);
-	due = futex_spin_due_fired(w);
-	if (due)
-		w->due_state = FUTEX_SPIN_DUE_FIRED;
 	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
-	if (!due || READ_ONCE(w->woken))
-		return false;
-	futex_spin_count(FUTEX_SPIN_STAT_SELF_WAKES);
-	return true;
 }
 
 /* Wait for the word. Returns 0 once it is ours, or an error. */
@@ -1129,10 +1142,12 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
-	bool spin = true, gave_way = false, faulted = false, self_woken;
+	bool spin = true, faulted = false;
 	int ret;
 
 	for (;;) {
+		bool stay = false;
+
 		if (spin) {
 			enum futex_spin_outcome why;
 
@@ -1147,15 +1162,11 @@ static int futex_spin_wait(struct futex_spin_head *head,
 					futex_spin_taken_fixup(head, w, uaddr);
 				return 0;
 			}
-			gave_way = why == FUTEX_SPIN_ABORTED_BOUND;
+			/* Queue or ask, then spin on: it is running. */
+			stay = why == FUTEX_SPIN_ABORTED_BOUND;
 		}
 
-		/*
-		 * A waiter that gave way still owes its wakeup when it looks
-		 * at the word again after a failed cmpxchg or a fault: it is
-		 * not queued until the locked path returns 0.
-		 */
-		ret = futex_spin_lock_locked(head, w, uaddr, to, gave_way);
+		ret = futex_spin_lock_locked(head, w, uaddr, to, !stay);
 		if (ret == 1)
 			return 0;
 		if (ret == -EAGAIN) {
@@ -1183,16 +1194,18 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		faulted = false;
 		if (ret)
 			return ret;
+		if (stay) {
+			spin = true;
+			continue;
+		}
 
-		self_woken = futex_spin_sleep(head, w, to);
-		gave_way = false;
+		futex_spin_sleep(head, w, to);
 		/*
 		 * Woken: spin again if the owner runs. The sleeper keeps its
 		 * place in the tree meanwhile, so neither its priority order
-		 * nor its starvation bound is lost. Woken by its own timer, it
-		 * only looks at the word, see futex_spin_may_take().
+		 * nor its due time is lost.
 		 */
-		spin = !READ_ONCE(w->handed) && !self_woken;
+		spin = !READ_ONCE(w->handed);
 		if (spin) {
 			futex_spin_count(FUTEX_SPIN_STAT_RESPINS);
 			trace_futex_spin_respin(&head->key, w->tid);
@@ -1201,35 +1214,37 @@ static int futex_spin_wait(struct futex_spin_head *head,
 }
 
 /*
- * Past the starvation bound, the first sleeper is handed the lock: at once
- * if it is spinning (past the bound of a spinner, shorter while many
- * sleep); asleep after twice the bound, if no sleeping task was handed
- * this lock within the bound.
+ * Wake the first waiter not woken yet if it is ahead of @asker, which was
+ * just handed the lock (any, for none). A sleeper ahead in line asks only
+ * once it runs: were it left asleep while askers behind it are handed
+ * the lock turn by turn (critical sections longer than their due times),
+ * it would never get to ask.
  */
-static struct futex_spin_waiter *futex_spin_handoff_target(struct futex_spin_head *head,
-							   u64 now)
+static void futex_spin_wake_ahead(struct futex_spin_head *head,
+				  struct futex_spin_waiter *asker,
+				  struct wake_q_head *wake_q)
 {
-	struct futex_spin_waiter *w = futex_spin_next_in_line(head);
-	u64 waited;
+	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
 
-	if (!w)
-		return NULL;
-	waited = now - w->since;
-	if (waited > futex_spin_spinning_bound(head) && READ_ONCE(w->spinning))
-		return w;
-	if (waited > 2 * FUTEX_SPIN_HANDOFF_NS &&
-	    now - head->asleep_handoff > FUTEX_SPIN_HANDOFF_NS)
-		return w;
-	return NULL;
+	if (!asker)
+		futex_spin_wake_first(head, wake_q);
+	else if (w && futex_spin_before(w, asker))
+		futex_spin_wake(head, w, wake_q);
 }
 
+/*
+ * The unlock hands the lock over to the first waiter that asked for it.
+ * One that is spinning runs at once; one asleep was running when it asked,
+ * and the lock waits for its wakeup.
+ */
 static void futex_spin_hand_over(struct futex_spin_head *head,
-				 struct futex_spin_waiter *w, u64 now,
+				 struct futex_spin_waiter *w,
 				 struct wake_q_head *wake_q)
 {
 	if (!READ_ONCE(w->spinning))
-		head->asleep_handoff = now;
+		futex_spin_count(FUTEX_SPIN_STAT_HANDOFFS_ASLEEP);
 	futex_spin_sleeper_del(head, w);
+	futex_spin_answered(head);
 	WRITE_ONCE(w->handed, true);
 	WRITE_ONCE(head->handing_off, head->handing_off + 1);
 	wake_q_add(wake_q, w->task);
@@ -1256,37 +1271,31 @@ static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval,
 	return futex_spin_cmpxchg(uaddr, uval, nval | (uval & keep));
 }
 
-/* Release the word and serve the sleepers: one handed the lock, or one woken. */
+/*
+ * Release the word and serve the waiters: the first that asked is handed
+ * the lock, or else the next one is woken.
+ */
 static int futex_spin_release_queued(struct futex_spin_head *head,
 				     u32 __user *uaddr, u32 tid, u32 keep)
 {
 	struct futex_spin_waiter *w;
 	DEFINE_WAKE_Q(wake_q);
 	u32 nval = 0;
-	u64 now;
 	int ret;
 
 	futex_spin_stall(FUTEX_SPIN_STALL_RELEASE);
 	spin_lock(&head->lock);
-	/*
-	 * Under the lock: a waiter queued before we got it must not look as
-	 * if it arrived after now, or its wait would wrap to an age of
-	 * centuries and it would be handed the lock at once.
-	 */
-	now = ktime_get_ns();
-	w = futex_spin_handoff_target(head, now);
+	w = futex_spin_first_asker(head);
 	if (w) {
 		nval = w->tid;
 		if (futex_spin_has_sleepers_besides(head, w))
 			nval |= FUTEX_WAITERS;
 	}
 	ret = futex_spin_word_release(uaddr, tid, nval, keep);
-	if (!ret)
-		atomic64_set(&head->served, now);
 	if (!ret && w)
-		futex_spin_hand_over(head, w, now, &wake_q);
-	else if (!ret)
-		futex_spin_wake_first(head, &wake_q);
+		futex_spin_hand_over(head, w, &wake_q);
+	if (!ret)
+		futex_spin_wake_ahead(head, w, &wake_q);
 	spin_unlock(&head->lock);
 	wake_up_q(&wake_q);
 	return ret;
@@ -1344,7 +1353,12 @@ static int futex_spin_release(union futex_key *key, u32 __user *uaddr,
 		if (head)
 			ret = futex_spin_release_queued(head, uaddr, tid, keep);
 
-		if (ret == -EAGAIN)
+		/*
+		 * A task rewriting the word in a loop must not keep a task
+		 * being killed here: it dies owning the word, as it would
+		 * have a moment earlier (the robust list, if any, frees it).
+		 */
+		if (ret == -EAGAIN && !fatal_signal_pending(current))
 			cond_resched();
 		else if (ret != -EFAULT || fault_in_user_writeable(uaddr))
 			break;
@@ -1393,7 +1407,6 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 		ret = -EINTR;
 	}
 
-	futex_spin_due_cancel(&w);
 	if (to) {
 		hrtimer_cancel(&to->timer);
 		destroy_hrtimer_on_stack(&to->timer);
@@ -1514,7 +1527,10 @@ static int __init futex_spin_init(void)
 {
 	struct dentry *dir;
 
-	futex_spin_head_cache = KMEM_CACHE(futex_spin_head, SLAB_PANIC);
+	futex_spin_head_cache = KMEM_CACHE(futex_spin_head, SLAB_PANIC | SLAB_ACCOUNT);
+	futex_spin_wq = alloc_workqueue("futex_spin", WQ_UNBOUND | WQ_HIGHPRI, 0);
+	if (WARN_ON(!futex_spin_wq))
+		futex_spin_wq = system_unbound_wq;
 
 	dir = debugfs_create_dir("futex_spin", NULL);
 	debugfs_create_file("live_heads", 0444, dir, NULL, &futex_spin_live_heads_fops);

@@ -66,13 +66,14 @@ TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_RESCHED);
 TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_FAULT);
 TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_CAP);
 TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_BOUND);
+TRACE_DEFINE_ENUM(FUTEX_SPIN_ABORTED_LIMIT);
 
 /*
  * A spinner gave up: owner off CPU (or the word reserved by a handoff),
  * need_resched, a signal or the deadline, a fault, the spinner cap, the
- * starvation bound reached before queueing, or the call's spinning time
- * used up. The reasons are the values of
- * enum futex_spin_outcome in kernel/futex/spin.c, the only includer.
+ * need to queue or to ask for the lock first (it then spins on), or T on
+ * one owner. The reasons are the values of enum futex_spin_outcome in
+ * kernel/futex/spin.c, the only includer.
  */
 TRACE_EVENT(futex_spin_spin_aborted,
 	    TP_PROTO(union futex_key *key, u32 reason),

@@ -1550,11 +1550,12 @@ static void honest_lock(struct worker *w, int op)
 		check_early(w, &t, op, wid);
 		if (waited >= STARVE_MIN_WAIT && !H->cfg.rt) {
 			/*
-			 * Sleepers are woken in arrival order and one that waited
-			 * over 5 ms is handed the lock: we are first after the
-			 * others that can reach this lock got it once, plus a few
-			 * fast path cycles while a woken sleeper spins. A signal
-			 * restarts the call at the end of the queue.
+			 * Sleepers are woken in arrival order, and one past its
+			 * due time (1 ms per waiter ahead) that runs asks and is
+			 * handed the lock: we are first after the others that can
+			 * reach this lock got it once, plus a few fast path cycles
+			 * before we ask. A signal restarts the call at the end of
+			 * the queue.
 			 */
 			unsigned int nt = li < (int)H->cfg.nhs ?
 				H->cfg.nprocs * H->cfg.nthreads + 4 : H->cfg.nthreads + 2;
@@ -3043,7 +3044,7 @@ static void kill_waiter_op(struct worker *w)
 		if (LOAD(&kc[victim]) != KC_INSIDE)
 			victim = -1;
 	}
-	/* past 5 ms (10 ms asleep) the unlock hands it to the first sleeper */
+	/* past its due time an asking waiter is handed the lock by the unlock */
 	sleep_ns(rnd(&w->rng, 15 * MSEC));
 
 	if (victim >= 0 && kill_first)

@@ -156,6 +156,63 @@ TEST_F(spin_robust, thread_death_spinning_waiter)
 	thread_death(_metadata, self->m[0], self->owner_died, true);
 }
 
+/*
+ * glibc's PI mutex code links its robust list entries with the PI bit (bit
+ * 0 of the pointer). A FUTEX_SPIN_LOCK word listed that way has no
+ * pi_state, so the walk must wake its sleepers itself. Regression: it
+ * marked the word OWNER_DIED and woke nobody; the waiter slept on to its
+ * deadline.
+ */
+struct pi_owner {
+	struct futex_spin_mutex *m;
+	struct futex_spin_thread self;
+	int locked;
+	int die;
+	int ret;
+};
+
+static void *pi_owner_fn(void *arg)
+{
+	struct pi_owner *o = arg;
+	struct futex_spin_thread *me = &o->self;
+
+	o->ret = futex_spin_thread_init(me, true);
+	if (!o->ret)
+		o->ret = fs_lock(&o->m->word, futex_spin_op(o->m, FUTEX_SPIN_LOCK),
+				 NULL);
+	if (!o->ret) {
+		o->m->node.next = me->robust.list.next;
+		me->robust.list.next = (struct robust_list *)
+				       ((unsigned long)&o->m->node | 1);
+	}
+	__atomic_store_n(&o->locked, 1, __ATOMIC_SEQ_CST);
+	while (!__atomic_load_n(&o->die, __ATOMIC_SEQ_CST))
+		usleep(1000);
+	return NULL;
+}
+
+TEST_F(spin_robust, thread_death_pi_bit_entry)
+{
+	struct pi_owner o = { .m = self->m[0] };
+	struct waiter w = {
+		.word = &self->m[0]->word, .op = self->lock_op,
+		.timeout_ms = FS_MUST_MS, .unlock = true,
+	};
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_create(&t, NULL, pi_owner_fn, &o));
+	ASSERT_TRUE(fs_wait_flag(&o.locked));
+	ASSERT_EQ(0, o.ret);
+	ASSERT_TRUE(waiter_queue(&w));
+	__atomic_store_n(&o.die, 1, __ATOMIC_SEQ_CST);
+	ASSERT_EQ(0, fs_join(t, NULL));
+	ASSERT_EQ(0, fs_join(w.thread, NULL)) TH_LOG("waiter never woken");
+	check_inherited(_metadata, &w);
+	EXPECT_GT(FS_MUST_MS / 2, w.ms) TH_LOG("woken by its deadline, not the walk");
+	EXPECT_EQ(0, w.unlock_ret);
+	EXPECT_EQ(0, fs_load(&self->m[0]->word));
+}
+
 TEST_F(spin_robust, thread_death_no_waiter)
 {
 	struct owner o = { .m = { self->m[0] }, .nr = 1 };

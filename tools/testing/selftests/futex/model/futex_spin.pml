@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A Promela model of FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK: the futex word,
+ * user space's fast paths, the kernel's lock, unlock and owner death, and
+ * the starvation rule of Documentation/locking/spinning-futex.rst:
+ *
+ *   A queued waiter that has waited past its due time asks for the lock
+ *   each time it finds it taken while it spins or after a wakeup, and the
+ *   next unlock hands the lock to the first waiter in line that has asked.
+ *   An unlock also wakes the first waiter not yet woken, if that one is
+ *   ahead of the one handed the lock, and so does the queue head's timer
+ *   while a woken waiter has not looked at the word.
+ *
+ * Checked by run.sh with Spin: mutual exclusion and the bypass bound are
+ * assertions, "no lost wakeup" and "every waiter gets the lock" are LTL
+ * formulas (the latter under weak fairness). -D options put known bugs
+ * back, each of which must fail a check (run.sh expects that too):
+ *
+ *   ONESHOT      v2's self-wake timer instead: each sleeper's own timer
+ *                wakes it once per call, whenever it has slept long
+ *                enough (a hold longer than that spends it)
+ *   NOTIMER      no timer at all
+ *   HAND_UNASKED the unlock hands the lock to the first waiter not woken,
+ *                whether or not it asked (asleep and never shown to run)
+ *   ROBUST_NOWAKE the robust list walk wakes no FUTEX_SPIN_LOCK sleeper
+ *   ASK_NOMARK   asking does not set WAITERS
+ *
+ * What it abstracts away, and why that is sound for these properties:
+ * - Time. A waiter's "waited T" and "due" are flags that a clock process
+ *   sets at any moment after the waiter wants the lock (after it queued,
+ *   for due), and eventually: the bound's formula is in the rst, the
+ *   model proves the order of events that the formula counts.
+ * - Each section under the queue head lock is one atomic step: sections
+ *   exclude each other, and each touches the word once, with a cmpxchg
+ *   that the code retries after dropping the lock when it fails, which
+ *   changes nothing. Lockless read-and-cmpxchg pairs (fast paths, the
+ *   spinner's take) are atomic steps too: a failed cmpxchg is a retry.
+ * - Spinning: whether the owner runs, need_resched(), the spin limit and
+ *   the cap on spinners are one nondeterministic choice to stop spinning
+ *   at every poll. The OSQ only orders spinners, and is left out.
+ * - All tasks have normal priority (FIFO order); priorities, timeouts,
+ *   signals, faults and EDEADLK are left out. At most one owner dies
+ *   (MAXDEATHS).
+ * - The scheduler: any task may be kept from running at any point, and
+ *   tasks 2 and 3 may stop running for good at any point where they have
+ *   not asked for the lock in their current wait (woken or not, spinning
+ *   or asleep). Weak fairness holds for everything else: a task that
+ *   asked was shown to run and runs again, with the latency that the
+ *   rst's bound counts. live1 watches task 1, which always runs; the
+ *   tasks are alike, so it stands for any task that runs.
+ */
+
+#define N	3
+
+/* Owner deaths in a run: -DMAXDEATHS=0 for none. */
+#ifndef MAXDEATHS
+#define MAXDEATHS	1
+#endif
+
+/* The futex word: TID (0 free), WAITERS, OWNER_DIED. */
+byte tid;
+bool waiters;
+bool died;
+
+/* Kernel state, under the queue head lock. */
+bool queued[N + 1];
+byte rank[N + 1];	/* place in line, 1 first; FIFO among equals */
+byte nq;		/* queued waiters */
+bool woken[N + 1];	/* woken, has not looked at the word since */
+bool asleep[N + 1];	/* in schedule(), until woken */
+bool asked[N + 1];	/* past its due time, asked while running */
+bool handed[N + 1];	/* the word was handed to it */
+bool duty;		/* WAITERS cleared by a wakeup nobody answered yet */
+#ifdef ONESHOT
+bool shot[N + 1];	/* its timer fired in this call */
+#endif
+
+/* The clock (see above) and what the checks observe. */
+bool want[N + 1];	/* in a lock call, does not own the word */
+bool waited[N + 1];	/* waited T in this call */
+bool due[N + 1];	/* queued, and past its due time */
+bool gone[N + 1];	/* stopped running for good */
+bool canstop[N + 1];	/* may stop: every task but the one live1 watches */
+bool robust_owed;	/* an owner died, the robust walk has not woken */
+byte incs;		/* tasks in the critical section */
+byte passed[N + 1];	/* acquisitions by others while it was first asker */
+byte deaths;
+
+#define SLEEPER(i)	(queued[i] && asleep[i] && !woken[i])
+#define LOOKER(i)	(queued[i] && (woken[i] || !asleep[i]))
+#define NOLOST		(!(tid == 0 && !robust_owed && \
+			   (SLEEPER(1) || SLEEPER(2) || SLEEPER(3)) && \
+			   !(LOOKER(1) || LOOKER(2) || LOOKER(3))))
+
+/* The first queued waiter in line with @cond, 0 for none. */
+#define FIRST(res, k, cond)						\
+	res = 0;							\
+	k = 1;								\
+	do								\
+	:: k <= N ->							\
+		if							\
+		:: queued[k] && (cond) &&				\
+		   (res == 0 || rank[k] < rank[res]) -> res = k		\
+		:: else -> skip						\
+		fi;							\
+		k++							\
+	:: else -> break						\
+	od
+
+#define FIRST_UNWOKEN(res, k)	FIRST(res, k, !woken[k])
+#define FIRST_ASKER(res, k)	FIRST(res, k, asked[k])
+
+/*
+ * A spinner that has waited T queues, and one past its due time asks: the
+ * code checks at every poll, so the model gives it no other choice but to
+ * stop spinning.
+ */
+#define MUST_ASK(me)	((queued[me] && due[me] && !asked[me]) || \
+			 (!queued[me] && waited[me]))
+
+/* Whether the scheduler may stop @me for good now, see above. */
+#define MAY_STOP(me)	(canstop[me] && !asked[me] && !handed[me])
+
+/* Others than @me are queued. */
+#define OTHERS(me)	(nq > (queued[me] -> 1 : 0))
+
+/* The bypass bound: K = 1, a pass only after an owner death. */
+#define K	1
+
+/* The call returns owning the word. */
+inline done(me)
+{
+	want[me] = false;
+	waited[me] = false;
+	due[me] = false;
+#ifdef ONESHOT
+	shot[me] = false;
+#endif
+	skip
+}
+
+/* @me took the word itself: that passes over the first asker, if any. */
+inline acquired(me, k, a)
+{
+	FIRST_ASKER(a, k);
+	if
+	:: a != 0 && a != me ->
+		passed[a]++;
+		assert(passed[a] <= K)
+	:: else -> skip
+	fi;
+	done(me)
+}
+
+inline mark_asked(me)
+{
+	if
+	:: due[me] && !asked[me] ->
+		asked[me] = true;
+		passed[me] = 0
+	:: else -> skip
+	fi
+}
+
+inline enqueue(me)
+{
+	if
+	:: !queued[me] ->
+		queued[me] = true;
+		nq++;
+		rank[me] = nq;
+		woken[me] = false;
+		asked[me] = false
+	:: else -> skip
+	fi
+}
+
+inline dequeue(me, k)
+{
+	if
+	:: queued[me] ->
+		k = 1;
+		do
+		:: k <= N ->
+			if
+			:: queued[k] && rank[k] > rank[me] -> rank[k]--
+			:: else -> skip
+			fi;
+			k++
+		:: else -> break
+		od;
+		queued[me] = false;
+		rank[me] = 0;
+		nq--
+	:: else -> skip
+	fi;
+	woken[me] = false;
+	asked[me] = false;
+	passed[me] = 0
+}
+
+inline wake(t)
+{
+	woken[t] = true;
+	asleep[t] = false
+}
+
+/*
+ * futex_spin_wake_first(): the first asker not woken (only an owner's
+ * death wakes nobody who asked), else the first waiter not woken; it owes
+ * a look at the word.
+ */
+inline wake_next(k, t)
+{
+	FIRST(t, k, asked[k] && !woken[k]);
+	if
+	:: t == 0 -> FIRST_UNWOKEN(t, k)
+	:: else -> skip
+	fi;
+	if
+	:: t != 0 -> wake(t); duty = true
+	:: else -> duty = false
+	fi
+}
+
+/*
+ * Take the free word (keeping its bits, WAITERS added for the others) or
+ * make sure WAITERS is set; either way nobody owes a look any more.
+ */
+inline take_or_mark(me, k, a, took)
+{
+	if
+	:: tid == 0 ->
+		tid = me;
+		waiters = waiters || OTHERS(me);
+		took = true;
+		acquired(me, k, a);
+		dequeue(me, k)
+	:: else ->
+		waiters = true;
+		took = false
+	fi;
+	duty = false
+}
+
+/* A waiter running past its due time asks (or queues, past T). */
+inline ask(me, k, a, took)
+{
+	enqueue(me);
+	mark_asked(me);
+	woken[me] = false;
+#ifdef ASK_NOMARK
+	if
+	:: tid == 0 -> take_or_mark(me, k, a, took)
+	:: else -> took = false
+	fi
+#else
+	take_or_mark(me, k, a, took)
+#endif
+}
+
+/* FUTEX_SPIN_UNLOCK: hand over to the first asker, or wake one. */
+inline release(me, k, t, a)
+{
+#ifdef HAND_UNASKED
+	FIRST_UNWOKEN(t, k);
+#else
+	FIRST_ASKER(t, k);
+#endif
+	died = false;
+	if
+	:: t != 0 ->
+		tid = t;
+		waiters = nq > 1;
+		duty = false;
+		handed[t] = true;
+		/* a sleeper ahead of it is woken, to ask in its turn */
+		FIRST_UNWOKEN(a, k);
+		if
+		:: a != 0 && rank[a] < rank[t] -> wake(a)
+		:: else -> skip
+		fi;
+		dequeue(t, k);
+		asleep[t] = false
+	:: else ->
+		tid = 0;
+		waiters = false;
+		wake_next(k, t)
+	fi
+}
+
+proctype task(byte me)
+{
+	byte k, a, t;
+	bool took;
+
+idle:
+	want[me] = true;
+	if
+	:: atomic { tid == 0 && !waiters && !died -> tid = me; acquired(me, k, a) };
+		goto cs
+	:: true		/* the word was not free when user space looked */
+	fi;
+
+spin:
+	do
+	:: d_step {
+		tid == 0 ->
+		tid = me;
+		acquired(me, k, a);
+		if
+		:: queued[me] ->	/* futex_spin_taken_fixup() */
+			waiters = waiters || OTHERS(me);
+			duty = false;
+			dequeue(me, k)
+		:: else -> skip
+		fi
+	   };
+		goto cs
+	:: tid != 0 && tid != me && MUST_ASK(me) ->
+		d_step { ask(me, k, a, took) };
+		if
+		:: took -> goto cs
+		:: else -> skip
+		fi
+	:: tid != 0 && tid != me && !MUST_ASK(me) ->
+		skip				/* the owner runs: poll again */
+	:: true -> break			/* stop spinning */
+	od;
+
+	/* Preempted here for good: it is not in the kernel's way. */
+	if
+	:: MAY_STOP(me) -> gone[me] = true; false
+	:: true
+	fi;
+
+	/* futex_spin_lock_locked() */
+	d_step {
+		if
+		:: handed[me] ->
+			handed[me] = false;
+			took = true;
+			done(me)
+		:: else ->
+			enqueue(me);
+			if
+			:: woken[me] -> mark_asked(me)	/* back after a wakeup */
+			:: else -> skip
+			fi;
+			woken[me] = false;
+			take_or_mark(me, k, a, took);
+			if
+			:: !took -> asleep[me] = true
+			:: else -> skip
+			fi
+		fi
+	};
+	if
+	:: took -> goto cs
+	:: else -> skip
+	fi;
+
+	/* futex_spin_sleep(): woken, or never runs again if it may stop */
+	if
+	:: !asleep[me]
+	:: MAY_STOP(me) -> gone[me] = true; false
+	fi;
+	goto spin;
+
+cs:
+	incs++;
+	assert(incs == 1);
+	incs--;
+	if
+	:: deaths < MAXDEATHS ->	/* dies holding it: the robust list walk */
+		atomic { deaths++; tid = 0; died = true; robust_owed = true };
+		d_step {
+#ifndef ROBUST_NOWAKE
+			wake_next(k, t);
+#endif
+			robust_owed = false
+		};
+		gone[me] = true;
+		goto dead
+	:: atomic { tid == me && !waiters && !died -> tid = 0 }
+	:: else -> d_step { release(me, k, t, a) }
+	fi;
+	goto idle;
+dead:
+	skip
+}
+
+/* Time passes for each waiter: it eventually waited T, then is due. */
+proctype clock(byte me)
+{
+	do
+	:: atomic { want[me] && !waited[me] -> waited[me] = true }
+	:: atomic { queued[me] && waited[me] && !due[me] -> due[me] = true }
+	od
+}
+
+/*
+ * The queue head's timer: while a woken waiter has not looked at the word
+ * for T, it wakes the next one not woken.
+ */
+#define SHOT_OK(k)	(queued[k] && !woken[k] && asleep[k] && !shot[k])
+
+#ifndef NOTIMER
+active proctype timer()
+{
+	byte k, t;
+
+	do
+	:: d_step {
+#ifdef ONESHOT
+		SHOT_OK(1) || SHOT_OK(2) || SHOT_OK(3) ->
+		FIRST(t, k, SHOT_OK(k));
+		wake(t);
+		shot[t] = true
+#else
+		duty ->
+		wake_next(k, t)
+#endif
+	   }
+	od
+}
+#endif
+
+init
+{
+	atomic {
+		canstop[2] = true;
+		canstop[3] = true;
+		run task(1);
+		run task(2);
+		run task(3);
+		run clock(1);
+		run clock(2);
+		run clock(3)
+	}
+}
+
+ltl nolost { [] NOLOST }
+ltl live1 { [] (want[1] -> <> !want[1]) }
