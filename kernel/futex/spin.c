@@ -132,7 +132,7 @@ struct futex_spin_waiter {
 	u64			seq;		/* head->lock */
 	u64			since;
 	u64			due;		/* head->lock, once queued */
-	/* The owner last spun on, and since when: spins end after T on one */
+	/* The owner last spun on, and since when: a spin ends after T on it */
 	u32			spin_owner;
 	u64			spin_owner_since;	/* 0 until the clock is read */
 	/*
@@ -1082,6 +1082,14 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		futex_spin_sleeper_add(head, w);
 		if (ran)
 			futex_spin_ask(head, w, ktime_get_ns());
+		/*
+		 * WAITERS is set: the owner's next release enters the kernel.
+		 * Until now it could release and take the word back in user
+		 * space unseen, and the clock on it counted all those holds;
+		 * from here it counts the one hold the spinner waits out.
+		 */
+		if (!sleep)
+			w->spin_owner_since = 0;
 		/* Looking at the word again was the duty of its wakeup. */
 		futex_spin_set_woken(w, false);
 		if (sleep)
