@@ -67,6 +67,7 @@
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/kthread.h>
 #include <linux/osq_lock.h>
 #include <linux/percpu.h>
 #include <linux/rbtree_augmented.h>
@@ -77,7 +78,6 @@
 #include <linux/sched/wake_q.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
-#include <linux/workqueue.h>
 
 #include "futex.h"
 
@@ -110,7 +110,7 @@ struct futex_spin_head {
 	unsigned int		nr_sleepers;	/* lock */
 	/* lock: when a wakeup left WAITERS clear, 0 once a look answered it */
 	u64			woke_at;
-	struct delayed_work	unanswered;
+	struct kthread_delayed_work unanswered;
 
 	struct optimistic_spin_queue osq;
 	atomic_t		spinners;
@@ -210,7 +210,7 @@ static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
 static DEFINE_PER_CPU(unsigned long, futex_spin_stats[FUTEX_SPIN_NR_STATS]);
 static DEFINE_PER_CPU(unsigned long, futex_spin_outcomes[FUTEX_SPIN_NR_OUTCOMES]);
 static struct kmem_cache *futex_spin_head_cache;
-static struct workqueue_struct *futex_spin_wq;
+static struct kthread_worker *futex_spin_worker;
 
 static void futex_spin_count(enum futex_spin_stat stat)
 {
@@ -286,7 +286,7 @@ static int futex_spin_private_hash(union futex_key *key)
 	return ret == -EBUSY ? 0 : ret;
 }
 
-static void futex_spin_unanswered(struct work_struct *work);
+static void futex_spin_unanswered(struct kthread_work *work);
 
 static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 {
@@ -300,7 +300,7 @@ static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 	spin_lock_init(&head->lock);
 	head->sleepers = RB_ROOT_CACHED;
 	head->askers = RB_ROOT_CACHED;
-	INIT_DELAYED_WORK(&head->unanswered, futex_spin_unanswered);
+	kthread_init_delayed_work(&head->unanswered, futex_spin_unanswered);
 	osq_lock_init(&head->osq);
 	return head;
 }
@@ -354,7 +354,7 @@ static void futex_spin_head_put(struct futex_spin_head *head)
 
 	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root));
 	/* Nobody waits, so it finds nothing to do; it must not run later. */
-	cancel_delayed_work_sync(&head->unanswered);
+	kthread_cancel_delayed_work_sync(&head->unanswered);
 	call_rcu(&head->rcu, futex_spin_head_free);
 }
 
@@ -598,16 +598,13 @@ static void futex_spin_answered(struct futex_spin_head *head)
  * A wakeup left WAITERS clear: unless a woken waiter looks at the word
  * within FUTEX_SPIN_TURN_NS, the timer wakes the next one. One timer per
  * head, armed at most once per FUTEX_SPIN_TURN_NS, and it runs in a
- * worker: no hard interrupt, on PREEMPT_RT either, however many wait. A
- * high priority worker not bound to a CPU: the CPU whose timer fires may
- * be the very one that keeps a woken waiter from running, and a worker of
- * normal priority beside a nice -20 task runs a hundredth of the time;
- * its latency adds to every waiter's bound.
+ * kthread worker (futex_spin_init()): no hard interrupt, on PREEMPT_RT
+ * either, however many wait.
  */
 static void futex_spin_unanswered_arm(struct futex_spin_head *head, u64 delay)
 {
-	queue_delayed_work(futex_spin_wq, &head->unanswered,
-			   nsecs_to_jiffies(delay) + 1);
+	kthread_queue_delayed_work(futex_spin_worker, &head->unanswered,
+				   nsecs_to_jiffies(delay) + 1);
 }
 
 /*
@@ -656,11 +653,10 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
  * busy task, a throttled cgroup) would otherwise hold every sleeper behind
  * it for as long as it does not run, while the lock turns in user space.
  */
-static void futex_spin_unanswered(struct work_struct *work)
+static void futex_spin_unanswered(struct kthread_work *work)
 {
-	struct futex_spin_head *head = container_of(to_delayed_work(work),
-						    struct futex_spin_head,
-						    unanswered);
+	struct futex_spin_head *head = container_of(work, struct futex_spin_head,
+						    unanswered.work);
 	DEFINE_WAKE_Q(wake_q);
 	u64 waited;
 
@@ -1536,9 +1532,21 @@ static int __init futex_spin_init(void)
 	struct dentry *dir;
 
 	futex_spin_head_cache = KMEM_CACHE(futex_spin_head, SLAB_PANIC | SLAB_ACCOUNT);
-	futex_spin_wq = alloc_workqueue("futex_spin", WQ_UNBOUND | WQ_HIGHPRI, 0);
-	if (WARN_ON(!futex_spin_wq))
-		futex_spin_wq = system_unbound_wq;
+	/*
+	 * The heads' timers run in one worker of the lowest real-time
+	 * priority. The scheduler places a real-time task on a CPU that runs
+	 * none of higher priority (find_lowest_rq()), where it preempts normal
+	 * tasks at once; a normal worker, even at nice -20, is as often as not
+	 * placed behind the very real-time task that keeps a woken waiter from
+	 * running, and waits there until load balancing moves it, or for as
+	 * long as that task runs where the unbound workqueues are confined to
+	 * its CPU (isolcpus). Its work is short and comes at most once per
+	 * FUTEX_SPIN_TURN_NS per head, only while a wakeup goes unanswered.
+	 */
+	futex_spin_worker = kthread_run_worker(0, "futex_spin");
+	if (IS_ERR(futex_spin_worker))
+		panic("futex_spin: cannot create its worker\n");
+	sched_set_fifo_low(futex_spin_worker->task);
 
 	dir = debugfs_create_dir("futex_spin", NULL);
 	debugfs_create_file("live_heads", 0444, dir, NULL, &futex_spin_live_heads_fops);
