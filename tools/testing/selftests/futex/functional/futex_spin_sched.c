@@ -96,6 +96,24 @@ FIXTURE_TEARDOWN(spin_sched)
 }
 
 /*
+ * Until the kernel has queued @target waiters in all: a thread seen blocked
+ * twice may still be on its way to the lock (a page fault, a lock of the
+ * C library's), and one that gets there after the unlock takes the lock
+ * out of turn.
+ */
+static bool contended_reach(struct __test_metadata *_metadata, long long target)
+{
+	long long start = fs_now_ns(CLOCK_MONOTONIC);
+
+	while (fs_stat(_metadata, "contended") < target) {
+		if (fs_ms_since(start) >= FS_MUST_MS)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/*
  * Queue the sleepers behind a lock the test holds, one at a time in array
  * order, then let go and compare the order they got it in with @expect.
  * The wakeups come in that order; the lock does too, unless a woken
@@ -106,6 +124,7 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		      const int *expect, int nr)
 {
 	long long passed = futex_spin_stat("unanswered_wakes");
+	long long contended = fs_stat(_metadata, "contended");
 	int i, err;
 
 	ASSERT_EQ(0, fs_lock(&q->word, FUTEX_SPIN_LOCK_PRIVATE, NULL));
@@ -126,6 +145,8 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		ASSERT_EQ(0, err);
 		ASSERT_EQ(0, q->o[i].ret) TH_LOG("setup of waiter %d: %s", i,
 						 strerror(-q->o[i].ret));
+		ASSERT_TRUE(contended < 0 ||
+			    contended_reach(_metadata, contended + i + 1));
 		ASSERT_TRUE(fs_wait_blocked(getpid(), q->o[i].tid));
 	}
 	EXPECT_EQ(0, fs_unlock(&q->word, FUTEX_SPIN_UNLOCK_PRIVATE));
@@ -561,10 +582,10 @@ static long long median_ns(long long *v, int n)
 	return tmp[n / 2];
 }
 
-/* The RT throttling runtime now, into @buf; false if it cannot be read */
-static bool rt_runtime_get(char *buf, size_t len)
+/* A /proc or /sys setting now, into @buf; false if it cannot be read */
+static bool knob_get(const char *path, char *buf, size_t len)
 {
-	int fd = open(RT_RUNTIME, O_RDONLY);
+	int fd = open(path, O_RDONLY);
 	ssize_t n;
 
 	if (fd < 0)
@@ -577,9 +598,9 @@ static bool rt_runtime_get(char *buf, size_t len)
 	return true;
 }
 
-static bool rt_runtime_set(const char *val)
+static bool knob_set(const char *path, const char *val)
 {
-	int fd = open(RT_RUNTIME, O_WRONLY);
+	int fd = open(path, O_WRONLY);
 	bool ok;
 
 	if (fd < 0)
@@ -621,7 +642,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 	contended = fs_stat(_metadata, "contended");
 	if (contended < 0)
 		SKIP(return, "no futex_spin stats in debugfs");
-	ASSERT_TRUE(rt_runtime_get(old, sizeof(old)));
+	ASSERT_TRUE(knob_get(RT_RUNTIME, old, sizeof(old)));
 	p = calloc(1, sizeof(*p));
 	ASSERT_NE(NULL, p);
 	CPU_ZERO(&set);
@@ -639,7 +660,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 		usleep(10000);
 	ASSERT_EQ(NR_WOKEN, fs_stat(_metadata, "contended") - contended);
 
-	ASSERT_TRUE(rt_runtime_set("-1"));
+	ASSERT_TRUE(knob_set(RT_RUNTIME, "-1"));
 	ASSERT_EQ(0, fs_thread_create_on(&p->hog, 1, SCHED_FIFO, 99, fifo_hog_fn,
 					 &p->stop));
 	usleep(10000);
@@ -659,7 +680,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 	}
 	__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(p->hog, NULL);
-	rt_runtime_set(old);
+	knob_set(RT_RUNTIME, old);
 
 	first = median_ns(p->unlock_ns, 128);
 	last = median_ns(p->unlock_ns + NR_WOKEN - 1 - 128, 128);
@@ -825,39 +846,90 @@ static long long stuck_round(struct __test_metadata *_metadata,
 	return b.ms;
 }
 
-TEST(woken_waiter_that_cannot_run_holds_back_nobody)
+/* @rounds of stuck_round() against the rst's bound */
+static void stuck_rounds(struct __test_metadata *_metadata, int rounds)
 {
 	long long unanswered = futex_spin_stat("unanswered_wakes");
 	struct stuck st = { 0 };
 	long long l_ns, bound_ms, waited, worst = 0;
 	char old[32];
-	cpu_set_t set;
 	int i;
 
-	fs_setup(_metadata);
-	ASSERT_EQ(0, sched_getaffinity(0, sizeof(set), &set));
-	if (!CPU_ISSET(0, &set) || !CPU_ISSET(1, &set))
-		SKIP(return, "needs CPUs 0 and 1");
-	ASSERT_TRUE(rt_runtime_get(old, sizeof(old)));
-	ASSERT_TRUE(rt_runtime_set("-1"));
+	ASSERT_TRUE(knob_get(RT_RUNTIME, old, sizeof(old)));
+	ASSERT_TRUE(knob_set(RT_RUNTIME, "-1"));
 	ASSERT_EQ(0, fs_pin(1));
 	l_ns = stuck_latency(_metadata, &st);
 	bound_ms = 3 * (2 * STUCK_T_NS + l_ns + 2 * STUCK_HOLD_MS * 1000000LL) /
 		   1000000;
 	TH_LOG("L %lld us beside the relocker: bound %lld ms", l_ns / 1000,
 	       bound_ms);
-	for (i = 0; i < STUCK_ROUNDS; i++) {
+	for (i = 0; i < rounds; i++) {
 		waited = stuck_round(_metadata, &st, bound_ms);
 		EXPECT_GE(bound_ms, waited) TH_LOG("round %d: B waited %lld ms",
 						   i, waited);
 		worst = waited > worst ? waited : worst;
 	}
-	rt_runtime_set(old);
+	knob_set(RT_RUNTIME, old);
 	TH_LOG("worst wait of B %lld ms; bound %lld ms", worst, bound_ms);
 	if (unanswered >= 0)
 		TH_LOG("%lld wakeups by the head's timer",
 		       futex_spin_stat("unanswered_wakes") - unanswered);
+}
+
+static bool stuck_cpus_present(void)
+{
+	cpu_set_t set;
+
+	return !sched_getaffinity(0, sizeof(set), &set) &&
+	       CPU_ISSET(0, &set) && CPU_ISSET(1, &set);
+}
+
+TEST(woken_waiter_that_cannot_run_holds_back_nobody)
+{
+	fs_setup(_metadata);
+	if (!stuck_cpus_present())
+		SKIP(return, "needs CPUs 0 and 1");
+	stuck_rounds(_metadata, STUCK_ROUNDS);
 	fs_teardown(_metadata);
+}
+
+/*
+ * The same, with the unbound workqueues confined to CPU 0, which the
+ * SCHED_FIFO task keeps, as isolcpus confines them to the housekeeping
+ * CPUs: the head's timer must not wait for a worker placed there. A
+ * normal-priority worker did, and B got the lock only when M stopped, at
+ * twice the bound, in every round.
+ */
+#define WQ_CPUMASK	"/sys/devices/virtual/workqueue/cpumask"
+#define STUCK_WQ_ROUNDS	4
+
+FIXTURE(wq_confined) {
+	char old[256];
+	bool confined;
+};
+
+FIXTURE_SETUP(wq_confined)
+{
+	fs_setup(_metadata);
+	if (!stuck_cpus_present())
+		SKIP(return, "needs CPUs 0 and 1");
+	if (!knob_get(WQ_CPUMASK, self->old, sizeof(self->old)))
+		SKIP(return, "no %s", WQ_CPUMASK);
+	ASSERT_TRUE(knob_set(WQ_CPUMASK, "1"));
+	self->confined = true;
+}
+
+/* Also after a failed assertion: the mask outlives the test */
+FIXTURE_TEARDOWN(wq_confined)
+{
+	if (self->confined)
+		EXPECT_TRUE(knob_set(WQ_CPUMASK, self->old));
+	fs_teardown(_metadata);
+}
+
+TEST_F(wq_confined, woken_waiter_that_cannot_run_holds_back_nobody)
+{
+	stuck_rounds(_metadata, STUCK_WQ_ROUNDS);
 }
 
 TEST_HARNESS_MAIN
