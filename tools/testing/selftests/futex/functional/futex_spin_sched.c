@@ -725,7 +725,13 @@ struct stuck {
 	int m_ret;
 };
 
-/* O: takes the lock, sleeps until told, unlocks through the kernel */
+/*
+ * O: takes the lock, sleeps until told, unlocks through the kernel. It
+ * sleeps in FUTEX_WAIT, not in a polling loop: an owner that ran now and
+ * then would let W spin on it, past its due time, and ask; the lock would
+ * then be handed to W, which keeps it while it cannot run, as the rst
+ * says of a task that asked and then stops running.
+ */
 static void *stuck_o_fn(void *arg)
 {
 	struct stuck *st = arg;
@@ -735,7 +741,8 @@ static void *stuck_o_fn(void *arg)
 	if (st->o_ret)
 		return NULL;
 	while (!__atomic_load_n(&st->o_unlock, __ATOMIC_SEQ_CST))
-		usleep(1000);
+		syscall(SYS_futex, &st->o_unlock, FUTEX_WAIT_PRIVATE, 0, NULL,
+			NULL, 0);
 	st->o_unlocked = fs_now_ns(CLOCK_MONOTONIC);
 	st->o_ret = fs_unlock(&st->word, FUTEX_SPIN_UNLOCK_PRIVATE);
 	return NULL;
@@ -819,6 +826,7 @@ static long long stuck_round(struct __test_metadata *_metadata,
 
 	usleep(STUCK_HOLD_MS * 1000);
 	__atomic_store_n(&st->o_unlock, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &st->o_unlock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	EXPECT_EQ(0, fs_join(o, NULL));
 	EXPECT_EQ(0, st->o_ret);
 	EXPECT_TRUE(wait_done(&a));
