@@ -158,7 +158,7 @@ differential() {
 	plan 3
 	table_check
 	point $? "differential: README table and differences.txt agree"
-	# The three runs at once: each case has its own 3 s time limit.
+	# The three runs at once: a case step has 3 s (test-diff.c).
 	timeout -k 5 300 "$dir/test-diff" >"$tmp/glibc.txt" 2>/dev/null &
 	pids+=($!)
 	for mode in waitwake spin; do

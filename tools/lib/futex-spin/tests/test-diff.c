@@ -10,8 +10,11 @@
  *
  * Each case runs in a child process of its own with a time limit, so that
  * a hang or a crash in one (glibc deadlocks on a relocked normal mutex)
- * shows as its result and the others still run. Nothing depends on
- * timing: deadlines are in the past, other threads are joined.
+ * shows as its result and the others still run. The limit is on the time
+ * without a new result: a case that goes on giving them (the rounds of
+ * "waiters") is not cut short on a slow machine, one stuck in a call is.
+ * Nothing depends on timing: deadlines are in the past, other threads
+ * are joined.
  *
  *   test-diff            all cases
  *   test-diff NAME...    the cases of these names (as printed; globs) only
@@ -42,8 +45,21 @@
 #define FUTEX_SPIN_UNLOCK	15
 #endif
 
-/* Generous: a debug kernel under TCG, three runs at once on two vCPUs */
+/*
+ * Generous for one step of a case: a debug kernel under TCG, three runs
+ * at once on two vCPUs of a loaded host
+ */
 #define CASE_LIMIT_MS	3000
+
+/* (Re)start the running case's time limit: SIGALRM, a HANG, at its end */
+static void arm_limit(void)
+{
+	static const struct itimerval limit = {
+		.it_value = { CASE_LIMIT_MS / 1000, CASE_LIMIT_MS % 1000 * 1000 },
+	};
+
+	setitimer(ITIMER_REAL, &limit, NULL);
+}
 
 static int out_fd = -1;
 
@@ -54,13 +70,17 @@ static bool keep_only;
 
 #define KEPT_SIZE	1024
 
-/* One result of the running case, written at once: a hang keeps it */
+/*
+ * One result of the running case, written at once: a hang keeps it. The
+ * case has CASE_LIMIT_MS from now for its next one.
+ */
 static void res(const char *fmt, ...)
 {
 	char buf[64];
 	va_list ap;
 	int n;
 
+	arm_limit();
 	buf[0] = ' ';
 	va_start(ap, fmt);
 	n = vsnprintf(buf + 1, sizeof(buf) - 1, fmt, ap);
@@ -1124,9 +1144,6 @@ static bool wanted(const char *name)
 /* Run @fn in a child with a time limit, print its line */
 static void run_case(const char *name, void (*fn)(void))
 {
-	struct itimerval limit = {
-		.it_value = { CASE_LIMIT_MS / 1000, CASE_LIMIT_MS % 1000 * 1000 },
-	};
 	char buf[4096];
 	int fds[2], status;
 	size_t len = 0;
@@ -1142,7 +1159,7 @@ static void run_case(const char *name, void (*fn)(void))
 	if (!pid) {
 		close(fds[0]);
 		out_fd = fds[1];
-		setitimer(ITIMER_REAL, &limit, NULL);
+		arm_limit();
 		fn();
 		_exit(0);
 	}
