@@ -7,16 +7,13 @@
  * requeued: FUTEX_CMP_REQUEUE would move them to a FUTEX_WAIT queue on the
  * mutex word, which FUTEX_SPIN_UNLOCK does not look at.
  *
- * The mutex is released and taken back through hooks, so that the
+ * The mutex is unlocked and locked again through hooks, so that the
  * LD_PRELOAD object can use the same condition variable with glibc's
  * mutexes (priority inheritance and protection) too.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include <linux/futex.h>
 
 #pragma GCC visibility push(default)
@@ -24,18 +21,21 @@
 #pragma GCC visibility pop
 #include "futex-spin-internal.h"
 
-static long cond_futex(struct futex_spin_cond *c, int op, uint32_t val,
-		       const struct timespec *ts)
+/* In waiters, while destroy waits for the count to drop to 0 */
+#define DESTROY_WAITS	0x80000000u
+
+/* A futex operation on @word of @c: 0 or more, or -errno */
+static long cond_futex(struct futex_spin_cond *c, uint32_t *word, int op,
+		       uint32_t val, const struct timespec *ts)
 {
 	if (!(c->flags & FUTEX_SPIN_COND_SHARED))
 		op |= FUTEX_PRIVATE_FLAG;
-	return syscall(SYS_futex, &c->seq, op, val, ts, NULL,
-		       FUTEX_BITSET_MATCH_ANY);
+	return sys_futex(word, op, val, ts, NULL, FUTEX_BITSET_MATCH_ANY);
 }
 
 int futex_spin_cond_init(struct futex_spin_cond *c, int flags)
 {
-	if (flags & ~(FUTEX_SPIN_COND_SHARED | FUTEX_SPIN_COND_MONOTONIC))
+	if (flags & ~FUTEX_SPIN_COND_SHARED)
 		return EINVAL;
 	*c = (struct futex_spin_cond)FUTEX_SPIN_COND_INITIALIZER;
 	c->flags = flags;
@@ -45,13 +45,31 @@ int futex_spin_cond_init(struct futex_spin_cond *c, int flags)
 /*
  * Waiters leave before they relock the mutex: once signal or broadcast
  * woke them, this waits only for them to be scheduled, and a woken waiter
- * touches nothing of the condition variable after it has left.
+ * touches nothing of the condition variable after it has left. It waits
+ * asleep, since a waiter may never leave: a process killed in its wait
+ * on a shared condition variable (then this waits for good, as glibc's
+ * destroy does).
  */
 int futex_spin_cond_destroy(struct futex_spin_cond *c)
 {
-	while (__atomic_load_n(&c->waiters, __ATOMIC_ACQUIRE))
-		sched_yield();
+	uint32_t w = __atomic_or_fetch(&c->waiters, DESTROY_WAITS,
+				       __ATOMIC_ACQUIRE);
+
+	while (w != DESTROY_WAITS) {
+		cond_futex(c, &c->waiters, FUTEX_WAIT, w, NULL);
+		w = __atomic_load_n(&c->waiters, __ATOMIC_ACQUIRE);
+	}
+	/* As it was: a program may init it again, or (wrongly) not */
+	__atomic_and_fetch(&c->waiters, ~DESTROY_WAITS, __ATOMIC_RELAXED);
 	return 0;
+}
+
+/* A waiter leaves: the last one wakes a destroy waiting for it */
+static void count_out(struct futex_spin_cond *c)
+{
+	if (__atomic_sub_fetch(&c->waiters, 1, __ATOMIC_RELEASE) ==
+	    DESTROY_WAITS)
+		cond_futex(c, &c->waiters, FUTEX_WAKE, 1, NULL);
 }
 
 static int wake(struct futex_spin_cond *c, int n)
@@ -62,7 +80,7 @@ static int wake(struct futex_spin_cond *c, int n)
 	 */
 	__atomic_add_fetch(&c->seq, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST))
-		cond_futex(c, FUTEX_WAKE, n, NULL);
+		cond_futex(c, &c->seq, FUTEX_WAKE, n, NULL);
 	return 0;
 }
 
@@ -80,7 +98,6 @@ struct wait {
 	struct futex_spin_cond *c;
 	void *m;
 	const struct futex_spin_cond_ops *ops;
-	uint32_t saved;
 };
 
 static void leave(struct futex_spin_cond *c, bool woken, uint32_t seq)
@@ -91,8 +108,8 @@ static void leave(struct futex_spin_cond *c, bool woken, uint32_t seq)
 	 * earlier generation). Pass it on; our return is a spurious wakeup.
 	 */
 	if (woken && __atomic_load_n(&c->seq, __ATOMIC_RELAXED) == seq)
-		cond_futex(c, FUTEX_WAKE, 1, NULL);
-	__atomic_sub_fetch(&c->waiters, 1, __ATOMIC_RELEASE);
+		cond_futex(c, &c->seq, FUTEX_WAKE, 1, NULL);
+	count_out(c);
 }
 
 /* Cancelled while asleep: leave, and hold the mutex as POSIX requires */
@@ -101,9 +118,9 @@ static void wait_cancelled(void *arg)
 	struct wait *w = arg;
 
 	/* A signal we may have consumed goes to another waiter. */
-	cond_futex(w->c, FUTEX_WAKE, 1, NULL);
-	__atomic_sub_fetch(&w->c->waiters, 1, __ATOMIC_RELEASE);
-	w->ops->reacquire(w->m, w->saved);
+	cond_futex(w->c, &w->c->seq, FUTEX_WAKE, 1, NULL);
+	count_out(w->c);
+	w->ops->lock(w->m);
 }
 
 /*
@@ -116,11 +133,12 @@ static __attribute__((noinline)) int sleep_on(struct wait *w, int op,
 					      uint32_t seq,
 					      const struct timespec *abstime)
 {
-	int oldtype, err;
+	int oldtype;
+	long err;
 
 	pthread_cleanup_push(wait_cancelled, w);
 	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &oldtype);
-	err = cond_futex(w->c, op, seq, abstime) ? errno : 0;
+	err = -cond_futex(w->c, &w->c->seq, op, seq, abstime);
 	pthread_setcanceltype(oldtype, NULL);
 	pthread_cleanup_pop(0);
 	return err;
@@ -155,9 +173,9 @@ int futex_spin_cond_wait_ops(struct futex_spin_cond *c, void *m,
 
 	__atomic_add_fetch(&c->waiters, 1, __ATOMIC_SEQ_CST);
 	seq = __atomic_load_n(&c->seq, __ATOMIC_SEQ_CST);
-	ret = ops->release(m, &w.saved);
+	ret = ops->unlock(m);
 	if (ret) {
-		__atomic_sub_fetch(&c->waiters, 1, __ATOMIC_RELEASE);
+		count_out(c);
 		return ret;
 	}
 
@@ -168,23 +186,23 @@ int futex_spin_cond_wait_ops(struct futex_spin_cond *c, void *m,
 		err = sleep_on(&w, op, seq, abstime);
 
 	leave(c, !err, seq);
-	ret = ops->reacquire(m, w.saved);
+	ret = ops->lock(m);
 	return ret ? ret : wait_result(err);
 }
 
-static int release(void *m, uint32_t *saved)
+static int unlock(void *m)
 {
-	return futex_spin_mutex_release(m, saved);
+	return futex_spin_mutex_unlock(m);
 }
 
-static int reacquire(void *m, uint32_t saved)
+static int lock(void *m)
 {
-	return futex_spin_mutex_reacquire(m, saved);
+	return futex_spin_mutex_lock(m);
 }
 
 static const struct futex_spin_cond_ops ops = {
-	.release = release,
-	.reacquire = reacquire,
+	.unlock = unlock,
+	.lock = lock,
 };
 
 int futex_spin_cond_wait(struct futex_spin_cond *c,

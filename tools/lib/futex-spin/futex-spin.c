@@ -9,13 +9,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/syscall.h>
+#include <sys/mman.h>
 #include <linux/futex.h>
 
 /* The public functions are the shared library's exports; nothing else. */
@@ -67,44 +65,77 @@ static inline void cpu_relax(void)
 #endif
 }
 
+/* See futex-spin-internal.h */
+__thread struct futex_spin_self futex_spin_self FUTEX_SPIN_TLS = {
+	.epoch = FUTEX_SPIN_NO_EPOCH,
+};
+struct futex_spin_guard futex_spin_guard;
+
+/* The last epoch given out, here or in an ancestor: a child inherits it */
+static uint32_t last_epoch;
+static bool no_wipeonfork;
+
+static __thread struct robust_list_head *robust_head FUTEX_SPIN_TLS;
+
 /*
- * The TID is cached per thread: gettid() is a system call. A fork child
- * has a new TID but inherits the cache, hence the atfork reset. The
- * handler is registered by a constructor, so that it runs before any
- * child handler a program registers later (they run in registration
- * order) and never from inside fork's own handler calls.
+ * The process's epoch; a new one the first time and in a new child. Any
+ * epoch a thread has cached is at most last_epoch, so the child's next
+ * one differs from the forking thread's. 0 when the kernel has no
+ * MADV_WIPEONFORK (before Linux 4.14): nothing is cached then.
  */
-__thread int futex_spin_tid FUTEX_SPIN_TLS;
-
-static void reset_after_fork(void);
-
-__attribute__((constructor)) static void futex_spin_lib_init(void)
+static uint32_t process_epoch(void)
 {
-	pthread_atfork(NULL, NULL, reset_after_fork);
+	uint32_t epoch = __atomic_load_n(&futex_spin_guard.epoch,
+					 __ATOMIC_ACQUIRE), zero = 0;
+
+	if (epoch || no_wipeonfork)
+		return epoch;
+	if (futex_spin_syscall(SYS_madvise, (long)&futex_spin_guard,
+			       sizeof(futex_spin_guard), MADV_WIPEONFORK,
+			       0, 0, 0)) {
+		no_wipeonfork = true;
+		return 0;
+	}
+	do {
+		epoch = __atomic_add_fetch(&last_epoch, 1, __ATOMIC_SEQ_CST);
+	} while (!epoch || epoch == FUTEX_SPIN_NO_EPOCH);
+	/* Racing threads of a new process agree on the first one set. */
+	if (!__atomic_compare_exchange_n(&futex_spin_guard.epoch, &zero, epoch,
+					 false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE))
+		epoch = zero;
+	return epoch;
 }
 
 int futex_spin_gettid(void)
 {
-	if (__builtin_expect(!futex_spin_tid, 0))
-		futex_spin_tid = syscall(SYS_gettid);
-	return futex_spin_tid;
-}
+	struct futex_spin_self *self = &futex_spin_self;
+	uint32_t epoch = process_epoch();
+	int tid;
 
-static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
-		      const struct timespec *ts, uint32_t *uaddr2,
-		      uint32_t val3)
-{
-	return syscall(SYS_futex, uaddr, op, val, ts, uaddr2, val3);
+	if (__builtin_expect(self->epoch == epoch, 1))
+		return self->tid;
+	/*
+	 * A new thread, or the forking thread in a child, whose robust list
+	 * glibc registered anew (fork, _Fork) or nobody did (clone).
+	 */
+	robust_head = NULL;
+	tid = futex_spin_syscall(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	self->tid = tid;
+	/* Without an epoch nothing is cached: each call asks the kernel. */
+	self->epoch = epoch ? epoch : FUTEX_SPIN_NO_EPOCH;
+	return tid;
 }
 
 int futex_spin_probe(void)
 {
 	uint32_t word = 0;
+	long ret = sys_futex(&word, FUTEX_SPIN_UNLOCK | FUTEX_PRIVATE_FLAG, 0,
+			     NULL, NULL, 0);
 
-	if (!sys_futex(&word, FUTEX_SPIN_UNLOCK | FUTEX_PRIVATE_FLAG, 0,
-		       NULL, NULL, 0))
+	if (!ret)
 		return EINVAL;
-	return errno == EPERM ? 0 : errno;
+	return ret == -EPERM ? 0 : -ret;
 }
 
 int futex_spin_mode_from_env(enum futex_spin_mode *mode)
@@ -174,24 +205,19 @@ struct own_robust_head {
 	struct robust_list_head head;
 };
 
-static __thread struct robust_list_head *robust_head FUTEX_SPIN_TLS;
 static __thread struct own_robust_head own_head FUTEX_SPIN_TLS;
-
-static void reset_after_fork(void)
-{
-	futex_spin_tid = 0;
-	/* glibc registers its list again in the child; a list of ours is gone */
-	robust_head = NULL;
-}
 
 static struct robust_list_head *get_robust_head(void)
 {
 	struct robust_list_head *head;
 	size_t len;
 
+	/* A forking thread's list head is not the child's. */
+	futex_spin_gettid();
 	if (robust_head)
 		return robust_head;
-	if (syscall(SYS_get_robust_list, 0, &head, &len))
+	if (futex_spin_syscall(SYS_get_robust_list, 0, (long)&head, (long)&len,
+			       0, 0, 0))
 		head = NULL;
 	if (head && (len != sizeof(*head) || head->futex_offset != ROBUST_OFFSET))
 		return NULL;
@@ -201,7 +227,8 @@ static struct robust_list_head *get_robust_head(void)
 		own_head.head.list_op_pending = NULL;
 		own_head.prev = &own_head.head;
 		head = &own_head.head;
-		if (syscall(SYS_set_robust_list, head, sizeof(*head)))
+		if (futex_spin_syscall(SYS_set_robust_list, (long)head,
+				       sizeof(*head), 0, 0, 0, 0))
 			return NULL;
 	}
 	robust_head = head;
@@ -210,7 +237,7 @@ static struct robust_list_head *get_robust_head(void)
 
 int futex_spin_robust_available(void)
 {
-	return get_robust_head() != NULL;
+	return get_robust_head() ? 0 : ENOTSUP;
 }
 
 /* The node whose next field is at @p (bit 0 marks a PI entry) */
@@ -319,28 +346,30 @@ static int spin_lock_word(struct futex_spin_mutex *m, int clock,
 			  const struct timespec *abstime)
 {
 	int op = FUTEX_SPIN_LOCK | private_flag(m);
+	long ret;
 
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
 	/* The kernel restarts after a signal: EINTR is not expected. */
-	while (sys_futex(&m->word, op, 0, abstime, NULL, 0)) {
-		if (errno != EINTR)
-			return errno;
-	}
-	return 0;
+	do {
+		ret = sys_futex(&m->word, op, 0, abstime, NULL, 0);
+	} while (ret == -EINTR);
+	return -ret;
 }
 
 /*
  * The fallback: wait while the word has an owner, with FUTEX_WAITERS set
- * so that its unlock wakes us. Once we have slept we take the word with
- * FUTEX_WAITERS set, since others may still sleep and the unlocker that
- * woke us cleared it.
+ * so that its unlock wakes us. Once we have slept (@woken: before the
+ * call) we take the word with FUTEX_WAITERS set, since others may still
+ * sleep and the unlocker that woke us cleared it.
  */
 static int waitwake_lock_word(struct futex_spin_mutex *m, uint32_t tid,
-			      int clock, const struct timespec *abstime)
+			      int clock, const struct timespec *abstime,
+			      bool woken)
 {
 	int op = FUTEX_WAIT_BITSET | private_flag(m);
-	uint32_t waiters = 0, v;
+	uint32_t waiters = woken ? FUTEX_WAITERS : 0, v;
+	long ret;
 
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
@@ -362,10 +391,10 @@ static int waitwake_lock_word(struct futex_spin_mutex *m, uint32_t tid,
 						 __ATOMIC_RELAXED))
 			continue;
 		waiters = FUTEX_WAITERS;
-		if (sys_futex(&m->word, op, v | FUTEX_WAITERS, abstime, NULL,
-			      FUTEX_BITSET_MATCH_ANY) &&
-		    errno != EAGAIN && errno != EINTR)
-			return errno;
+		ret = sys_futex(&m->word, op, v | FUTEX_WAITERS, abstime, NULL,
+				FUTEX_BITSET_MATCH_ANY);
+		if (ret && ret != -EAGAIN && ret != -EINTR)
+			return -ret;
 	}
 }
 
@@ -396,24 +425,28 @@ static bool trylock_word_spinning(struct futex_spin_mutex *m, uint32_t tid)
 	return false;
 }
 
+/* @woken: the caller slept on the word, and may have taken a wakeup */
 static int lock_word(struct futex_spin_mutex *m, int kind, uint32_t tid,
-		     int clock, const struct timespec *abstime)
+		     int clock, const struct timespec *abstime, bool woken)
 {
 	uint32_t zero = 0;
 	int ret;
 
-	if (__atomic_compare_exchange_n(&m->word, &zero, tid, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
+		woken = false;
+	if (!woken && __atomic_compare_exchange_n(&m->word, &zero, tid, false,
+						  __ATOMIC_ACQUIRE,
+						  __ATOMIC_RELAXED))
 		return 0;
 	/* Only a lock taken at once may skip the check of the deadline. */
 	ret = check_deadline(kind, &abstime);
 	if (ret)
 		return ret;
-	if (trylock_word_spinning(m, tid))
+	if (!woken && trylock_word_spinning(m, tid))
 		return 0;
 	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
 		return spin_lock_word(m, clock, abstime);
-	return waitwake_lock_word(m, tid, clock, abstime);
+	return waitwake_lock_word(m, tid, clock, abstime, woken);
 }
 
 /* A word without an owner but with other bits: whoever takes it keeps them */
@@ -447,17 +480,30 @@ static int unlock_word(struct futex_spin_mutex *m, uint32_t tid)
 		return 0;
 	if ((v & FUTEX_TID_MASK) != tid)
 		return EPERM;
-	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN) {
-		if (sys_futex(&m->word, FUTEX_SPIN_UNLOCK | private_flag(m), 0,
-			      NULL, NULL, 0) < 0)
-			return errno;
-		return 0;
-	}
+	if (futex_spin_mode() == FUTEX_SPIN_MODE_SPIN)
+		return -sys_futex(&m->word, FUTEX_SPIN_UNLOCK | private_flag(m),
+				  0, NULL, NULL, 0);
 	v = __atomic_exchange_n(&m->word, 0, __ATOMIC_RELEASE);
 	if (v & FUTEX_WAITERS)
 		sys_futex(&m->word, FUTEX_WAKE | private_flag(m), 1, NULL,
 			  NULL, 0);
 	return 0;
+}
+
+/*
+ * The owner of a normal mutex that locks it again sleeps on the word until
+ * another thread unlocks it (relock_wait()), counted in m->relockers.
+ * Wake them all: in spin mode they are the only sleepers on the word that
+ * FUTEX_WAKE reaches; in the fallback the others woken look again. The
+ * fence orders the release before the look at the count, as the
+ * relocker's count is ordered before its look at the word.
+ */
+static void wake_relockers(struct futex_spin_mutex *m)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&m->relockers, __ATOMIC_RELAXED))
+		sys_futex(&m->word, FUTEX_WAKE | private_flag(m), INT_MAX,
+			  NULL, NULL, 0);
 }
 
 /*
@@ -485,22 +531,29 @@ static int unlock_foreign(struct futex_spin_mutex *m, uint32_t tid)
 						 __ATOMIC_ACQ_REL,
 						 __ATOMIC_RELAXED))
 			continue;
+		ret = 0;
 		if (!next) {
 			if (v & FUTEX_WAITERS)
 				sys_futex(&m->word,
 					  FUTEX_WAKE | private_flag(m), 1,
 					  NULL, NULL, 0);
-			return 0;
+		} else {
+			ret = unlock_word(m, tid);
+			/* Another thread took the owner's place after us */
+			if (ret == EPERM) {
+				v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+				continue;
+			}
 		}
-		ret = unlock_word(m, tid);
-		/* Another thread took the owner's place after us: again */
-		if (ret != EPERM)
-			return ret;
-		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		wake_relockers(m);
+		return ret;
 	}
 }
 
-/* After taking a robust mutex's word: what the caller gets */
+/*
+ * After taking a robust mutex's word, before linking it: what the caller
+ * gets. An unrecoverable one is released again, waking the next waiter.
+ */
 static int acquired(struct futex_spin_mutex *m, uint32_t tid)
 {
 	/* A dead owner's recursion count */
@@ -516,30 +569,47 @@ static int acquired(struct futex_spin_mutex *m, uint32_t tid)
 }
 
 /*
- * Relocking a normal mutex deadlocks, as POSIX says, until the deadline if
- * there is one: the caller sleeps on a word nobody wakes.
+ * Relocking a normal mutex deadlocks, as POSIX says: the caller sleeps on
+ * the word until the deadline, if there is one, or until another thread
+ * unlocks the mutex, as glibc lets it (a binary semaphore): then
+ * -EAGAIN, and the caller takes the mutex as a waiter that was woken.
  */
-static int deadlock(int kind, int clock, const struct timespec *abstime)
+static int relock_wait(struct futex_spin_mutex *m, int kind, uint32_t tid,
+		       int clock, const struct timespec *abstime)
 {
-	int op = FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG;
-	uint32_t never = 0;
-	int ret = check_deadline(kind, &abstime);
+	int op = FUTEX_WAIT_BITSET | private_flag(m);
+	long ret = check_deadline(kind, &abstime);
+	uint32_t v;
 
 	if (ret)
 		return ret;
 	if (clock == CLOCK_REALTIME)
 		op |= FUTEX_CLOCK_REALTIME;
+	/* Counted before the look at the word: see wake_relockers() */
+	__atomic_add_fetch(&m->relockers, 1, __ATOMIC_SEQ_CST);
 	for (;;) {
-		if (sys_futex(&never, op, 0, abstime, NULL,
-			      FUTEX_BITSET_MATCH_ANY) &&
-		    errno != EINTR && errno != EAGAIN)
-			return errno;
+		v = __atomic_load_n(&m->word, __ATOMIC_RELAXED);
+		if ((v & FUTEX_TID_MASK) != tid) {
+			ret = -EAGAIN;
+			break;
+		}
+		ret = sys_futex(&m->word, op, v, abstime, NULL,
+				FUTEX_BITSET_MATCH_ANY);
+		if (ret && ret != -EINTR && ret != -EAGAIN) {
+			ret = -ret;
+			break;
+		}
 	}
+	__atomic_sub_fetch(&m->relockers, 1, __ATOMIC_RELAXED);
+	return ret;
 }
 
-/* The owner locks again: what each type says */
-static int relock(struct futex_spin_mutex *m, int kind, bool try, int clock,
-		  const struct timespec *abstime)
+/*
+ * The owner locks again: what each type says; -EAGAIN when another
+ * thread unlocked it meanwhile (see relock_wait())
+ */
+static int relock(struct futex_spin_mutex *m, int kind, uint32_t tid,
+		  bool try, int clock, const struct timespec *abstime)
 {
 	if (TYPE(kind) == FUTEX_SPIN_MUTEX_RECURSIVE) {
 		if (m->count == UINT32_MAX)
@@ -553,7 +623,7 @@ static int relock(struct futex_spin_mutex *m, int kind, bool try, int clock,
 		       TYPE(kind) == FUTEX_SPIN_MUTEX_ERRORCHECK ? EDEADLK : EBUSY;
 	if (TYPE(kind) == FUTEX_SPIN_MUTEX_ERRORCHECK)
 		return EDEADLK;
-	return deadlock(kind, clock, abstime);
+	return relock_wait(m, kind, tid, clock, abstime);
 }
 
 static bool owned_by(struct futex_spin_mutex *m, uint32_t tid)
@@ -563,7 +633,8 @@ static bool owned_by(struct futex_spin_mutex *m, uint32_t tid)
 }
 
 static int robust_lock(struct futex_spin_mutex *m, int kind, uint32_t tid,
-		       int clock, const struct timespec *abstime, bool try)
+		       int clock, const struct timespec *abstime, bool try,
+		       bool woken)
 {
 	struct robust_list_head *head;
 	int ret;
@@ -571,20 +642,20 @@ static int robust_lock(struct futex_spin_mutex *m, int kind, uint32_t tid,
 	if (__atomic_load_n(&m->state, __ATOMIC_RELAXED) &
 	    FUTEX_SPIN_STATE_NOTRECOVERABLE)
 		return ENOTRECOVERABLE;
-	if (owned_by(m, tid))
-		return relock(m, kind, try, clock, abstime);
 	head = get_robust_head();
 	if (!head)
 		return ENOTSUP;
 	robust_pending(head, &m->next);
 	ret = try ? trylock_word(m, tid) :
-		    lock_word(m, kind, tid, clock, abstime);
-	if (!ret) {
-		robust_link(head, m);
+		    lock_word(m, kind, tid, clock, abstime, woken);
+	if (!ret)
 		ret = acquired(m, tid);
-		if (ret == ENOTRECOVERABLE)
-			robust_unlink(m);
-	}
+	/*
+	 * Linked only when kept: an unrecoverable one is released at once,
+	 * and the next waiter links it into its own list as soon as it is.
+	 */
+	if (!ret || ret == EOWNERDEAD)
+		robust_link(head, m);
 	robust_pending(head, NULL);
 	return ret;
 }
@@ -593,7 +664,9 @@ int futex_spin_lock_slow(struct futex_spin_mutex *m, clockid_t clock,
 			 const struct timespec *abstime, bool try)
 {
 	int kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
+	bool woken = false;
 	uint32_t tid;
+	int ret;
 
 	/* Destroyed (-1), or no mutex at all */
 	if (kind & ~VALID_KIND)
@@ -601,15 +674,19 @@ int futex_spin_lock_slow(struct futex_spin_mutex *m, clockid_t clock,
 	if (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME)
 		return EINVAL;
 	tid = futex_spin_gettid();
-	if (ROBUST(kind))
-		return robust_lock(m, kind, tid, clock, abstime, try);
 	/* The first lock of a thread comes here to cache its TID. */
-	if (futex_spin_lock_fast(m))
+	if (!ROBUST(kind) && futex_spin_lock_fast(m))
 		return 0;
-	if (owned_by(m, tid))
-		return relock(m, kind, try, clock, abstime);
+	if (owned_by(m, tid)) {
+		ret = relock(m, kind, tid, try, clock, abstime);
+		if (ret != -EAGAIN)
+			return ret;
+		woken = true;
+	}
+	if (ROBUST(kind))
+		return robust_lock(m, kind, tid, clock, abstime, try, woken);
 	return try ? trylock_word(m, tid) :
-		     lock_word(m, kind, tid, clock, abstime);
+		     lock_word(m, kind, tid, clock, abstime, woken);
 }
 
 int futex_spin_mutex_lock(struct futex_spin_mutex *m)
@@ -703,29 +780,4 @@ int futex_spin_mutex_consistent(struct futex_spin_mutex *m)
 	/* Atomic: the kernel may set FUTEX_WAITERS at the same time. */
 	__atomic_and_fetch(&m->word, ~FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
 	return 0;
-}
-
-int futex_spin_mutex_release(struct futex_spin_mutex *m, uint32_t *saved)
-{
-	int kind = __atomic_load_n(&m->kind, __ATOMIC_RELAXED);
-	uint32_t tid;
-
-	*saved = 0;
-	if (kind & ~VALID_KIND)
-		return EINVAL;
-	tid = futex_spin_gettid();
-	if (!owned_by(m, tid))
-		return unlock_unowned(m, kind, tid);
-	*saved = m->count;
-	m->count = 0;
-	return do_unlock(m, kind, tid);
-}
-
-int futex_spin_mutex_reacquire(struct futex_spin_mutex *m, uint32_t saved)
-{
-	int ret = futex_spin_mutex_lock(m);
-
-	if (!ret || ret == EOWNERDEAD)
-		m->count = saved;
-	return ret;
 }

@@ -34,6 +34,7 @@
 #define _FUTEX_SPIN_LIB_H
 
 #include <stdint.h>
+#include <sys/types.h>	/* clockid_t, which <time.h> gives only to POSIX */
 #include <time.h>
 
 #ifdef __cplusplus
@@ -54,7 +55,7 @@ struct futex_spin_mutex {
 	uint32_t word;		/* TID | FUTEX_WAITERS | FUTEX_OWNER_DIED */
 	uint32_t count;		/* recursive: extra locks by the owner */
 	uint32_t state;		/* FUTEX_SPIN_STATE_* */
-	uint32_t reserved;
+	uint32_t relockers;	/* normal: owners that lock it again, asleep */
 	int32_t kind;		/* type | flags; -1 once destroyed */
 	uint32_t reserved2;
 	/* Robust list node: prev as glibc keeps it, next read by the kernel */
@@ -65,7 +66,8 @@ struct futex_spin_mutex {
 /* state: after an EOWNERDEAD lock was unlocked without being made consistent */
 #define FUTEX_SPIN_STATE_NOTRECOVERABLE	1
 
-#define FUTEX_SPIN_MUTEX_INITIALIZER	{ 0 }
+/* Every member named: C++ warns about the others of { 0 } */
+#define FUTEX_SPIN_MUTEX_INITIALIZER	{ 0, 0, 0, 0, 0, 0, 0, 0 }
 
 enum futex_spin_mode {
 	FUTEX_SPIN_MODE_SPIN = 1,	/* FUTEX_SPIN_LOCK/UNLOCK */
@@ -103,7 +105,8 @@ int futex_spin_mutex_destroy(struct futex_spin_mutex *m);
  * unrecoverable: later locks fail with ENOTRECOVERABLE.
  * Relocking by the owner: recursive counts it (EAGAIN on overflow),
  * errorcheck fails with EDEADLK, normal and adaptive deadlock, as POSIX
- * says for the normal type (timedlock: until the deadline).
+ * says for the normal type (timedlock: until the deadline), until another
+ * thread unlocks it (see futex_spin_mutex_unlock()): then it is taken.
  * Other errors: EINVAL (destroyed or not a mutex, bad timespec or clock),
  * ENOTRECOVERABLE.
  */
@@ -131,8 +134,9 @@ int futex_spin_mutex_unlock(struct futex_spin_mutex *m);
 int futex_spin_mutex_consistent(struct futex_spin_mutex *m);
 
 /*
- * Whether robust mutexes work in the calling thread: its robust list is
- * glibc's (which this library shares) or none (one is registered).
+ * Whether robust mutexes work in the calling thread: 0 when its robust
+ * list is glibc's (which this library shares) or none (one is
+ * registered), else ENOTSUP, which their init and lock return then.
  */
 int futex_spin_robust_available(void);
 
@@ -140,25 +144,30 @@ int futex_spin_robust_available(void);
 struct futex_spin_cond {
 	uint32_t seq;		/* bumped by every signal and broadcast */
 	uint32_t flags;		/* FUTEX_SPIN_COND_* */
-	uint32_t waiters;	/* inside a wait */
+	uint32_t waiters;	/* inside a wait; bit 31: destroy waits */
 	uint32_t reserved;
 };
 
-#define FUTEX_SPIN_COND_INITIALIZER	{ 0 }
+#define FUTEX_SPIN_COND_INITIALIZER	{ 0, 0, 0, 0 }
 /* Flag: shared between processes (on MAP_SHARED memory) */
 #define FUTEX_SPIN_COND_SHARED		0x2
 
 /* EINVAL for unknown flags */
 int futex_spin_cond_init(struct futex_spin_cond *c, int flags);
-/* Waits for woken waiters to leave */
+/*
+ * Waits, asleep, for waiters to leave: for good if one never does (a
+ * process killed in its wait), as glibc's does
+ */
 int futex_spin_cond_destroy(struct futex_spin_cond *c);
 int futex_spin_cond_signal(struct futex_spin_cond *c);
 int futex_spin_cond_broadcast(struct futex_spin_cond *c);
 /*
- * Release @m (completely, a recursive one whatever its count), sleep
- * until signalled, take @m back. A cancellation point: a cancelled waiter
- * runs its cleanup handlers holding @m. Returns 0 (also on a spurious
- * wakeup: wait in a loop), or the error of releasing or taking back @m.
+ * Unlock @m, sleep until signalled, lock @m again. As with glibc, that is
+ * one unlock: a recursive mutex locked more than once stays held while
+ * the caller sleeps (POSIX advises against it for that reason). A
+ * cancellation point: a cancelled waiter runs its cleanup handlers
+ * holding @m. Returns 0 (also on a spurious wakeup: wait in a loop), or
+ * the error of unlocking or locking @m.
  */
 int futex_spin_cond_wait(struct futex_spin_cond *c,
 			 struct futex_spin_mutex *m);

@@ -95,8 +95,9 @@ static void resolve(void)
 /*
  * The mode is chosen here, at load: a FUTEX_SPIN_MODE the library refuses
  * (unknown, or spin on a kernel without the opcodes) stops the program
- * before it runs rather than at its first contended lock. Falling back
- * without being asked to (FUTEX_SPIN_MODE unset) is said on stderr.
+ * before it runs rather than at its first contended lock. Otherwise the
+ * preload is quiet, as every process of a pipeline or a build would say
+ * the same: FUTEX_SPIN_VERBOSE=1 makes it say its mode, and why.
  */
 __attribute__((constructor)) static void preload_init(void)
 {
@@ -106,14 +107,15 @@ __attribute__((constructor)) static void preload_init(void)
 
 	resolve();
 	mode = futex_spin_mode();
-	if (v && *v && *v != '0')
-		fprintf(stderr, "futex-spin: preload active, mode %s\n",
-			mode == FUTEX_SPIN_MODE_SPIN ?
-			"spin" : "waitwake (no FUTEX_SPIN_LOCK)");
-	else if (mode != FUTEX_SPIN_MODE_SPIN && (!env || !*env))
-		fprintf(stderr, "futex-spin: no FUTEX_SPIN_LOCK in this kernel, "
-			"using FUTEX_WAIT/FUTEX_WAKE (FUTEX_SPIN_MODE=auto: "
-			"quietly, =spin: fail instead)\n");
+	if (!v || !*v || *v == '0')
+		return;
+	if (mode == FUTEX_SPIN_MODE_SPIN)
+		fprintf(stderr, "futex-spin: preload active, mode spin\n");
+	else if (env && !strcmp(env, "waitwake"))
+		fprintf(stderr, "futex-spin: preload active, mode waitwake\n");
+	else
+		fprintf(stderr, "futex-spin: preload active, mode waitwake "
+			"(no FUTEX_SPIN_LOCK in this kernel)\n");
 }
 
 static inline bool glibcs(const pthread_mutex_t *m)
@@ -132,7 +134,7 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
 	int type = PTHREAD_MUTEX_NORMAL, robust = PTHREAD_MUTEX_STALLED;
 	int pshared = PTHREAD_PROCESS_PRIVATE, proto = PTHREAD_PRIO_NONE;
-	int kind;
+	int kind, ret;
 
 	if (a && (pthread_mutexattr_gettype(a, &type) ||
 		  pthread_mutexattr_getrobust(a, &robust) ||
@@ -145,8 +147,9 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 	}
 	kind = type;
 	if (robust == PTHREAD_MUTEX_ROBUST) {
-		if (!futex_spin_robust_available())
-			return ENOTSUP;
+		ret = futex_spin_robust_available();
+		if (ret)
+			return ret;
 		kind |= FUTEX_SPIN_MUTEX_ROBUST;
 	}
 	if (pshared == PTHREAD_PROCESS_SHARED)
@@ -233,7 +236,7 @@ static inline struct futex_spin_cond *cv(pthread_cond_t *c)
 
 EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 {
-	int pshared = PTHREAD_PROCESS_PRIVATE, flags = 0;
+	int pshared = PTHREAD_PROCESS_PRIVATE, ret;
 	clockid_t clock = CLOCK_REALTIME;
 
 	if (a && (pthread_condattr_getpshared(a, &pshared) ||
@@ -242,11 +245,12 @@ EXPORT int pthread_cond_init(pthread_cond_t *c, const pthread_condattr_t *a)
 	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
 		return EINVAL;
 	memset(c, 0, sizeof(*c));
-	if (clock == CLOCK_MONOTONIC)
-		flags |= FUTEX_SPIN_COND_MONOTONIC;
-	if (pshared == PTHREAD_PROCESS_SHARED)
-		flags |= FUTEX_SPIN_COND_SHARED;
-	return futex_spin_cond_init(cv(c), flags);
+	ret = futex_spin_cond_init(cv(c), pshared == PTHREAD_PROCESS_SHARED ?
+				   FUTEX_SPIN_COND_SHARED : 0);
+	/* The library's API takes the clock per wait; this is the preload's */
+	if (!ret && clock == CLOCK_MONOTONIC)
+		cv(c)->flags |= FUTEX_SPIN_COND_MONOTONIC;
+	return ret;
 }
 
 EXPORT int pthread_cond_destroy(pthread_cond_t *c)
@@ -264,24 +268,19 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *c)
 	return futex_spin_cond_broadcast(cv(c));
 }
 
-static int release(void *m, uint32_t *saved)
+static int unlock(void *m)
 {
-	*saved = 0;
-	if (glibcs(m))
-		return real.unlock(m);
-	return futex_spin_mutex_release(fsm(m), saved);
+	return pthread_mutex_unlock(m);
 }
 
-static int reacquire(void *m, uint32_t saved)
+static int lock(void *m)
 {
-	if (glibcs(m))
-		return real.lock(m);
-	return futex_spin_mutex_reacquire(fsm(m), saved);
+	return pthread_mutex_lock(m);
 }
 
 static const struct futex_spin_cond_ops ops = {
-	.release = release,
-	.reacquire = reacquire,
+	.unlock = unlock,
+	.lock = lock,
 };
 
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)

@@ -303,6 +303,8 @@ static int test_robust_owner_died(void)
 {
 	struct futex_spin_mutex m;
 
+	/* 0 or an errno value, as every function here */
+	CHECK_EQ(futex_spin_robust_available(), 0);
 	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_ROBUST), 0);
 	CHECK_EQ(in_thread(lock_and_exit, &m), 0);
 	CHECK_EQ(m.word, FUTEX_OWNER_DIED);
@@ -493,24 +495,41 @@ static int test_shared_processes(void)
 	return 0;
 }
 
-/* A fork child has its own TID: the cached one must not follow it */
+static pid_t raw_clone(void)
+{
+	return syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+}
+
+/*
+ * A child has its own TID: the cached one must not follow it, also where
+ * no atfork handler runs (_Fork, clone). A process-shared recursive
+ * mutex the child dies holding stays held for the parent.
+ */
 static int test_fork_tid(void)
 {
-	struct futex_spin_mutex m = FUTEX_SPIN_MUTEX_INITIALIZER;
+	static pid_t (*const spawn[])(void) = { fork, _Fork, raw_clone };
+	struct futex_spin_mutex *m = shared_map(4096);
+	unsigned int i;
 	int status;
 	pid_t pid;
 
-	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
-	CHECK_EQ(futex_spin_mutex_unlock(&m), 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (!pid) {
-		if (futex_spin_mutex_lock(&m) || m.word != (uint32_t)gettid_())
-			_exit(1);
-		_exit(futex_spin_mutex_unlock(&m) ? 2 : 0);
+	CHECK(m);
+	for (i = 0; i < sizeof(spawn) / sizeof(spawn[0]); i++) {
+		printf("# child %u\n", i);
+		CHECK_EQ(futex_spin_mutex_init(m, FUTEX_SPIN_MUTEX_RECURSIVE |
+					       FUTEX_SPIN_MUTEX_SHARED), 0);
+		CHECK_EQ(futex_spin_mutex_lock(m), 0);
+		CHECK_EQ(futex_spin_mutex_unlock(m), 0);
+		pid = spawn[i]();
+		CHECK(pid >= 0);
+		if (!pid)
+			_exit(futex_spin_mutex_lock(m) ||
+			      m->word != (uint32_t)gettid_());
+		CHECK_EQ(waitpid(pid, &status, 0), pid);
+		CHECK_EQ(status, 0);
+		CHECK_EQ(futex_spin_mutex_trylock(m), EBUSY);
 	}
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	CHECK_EQ(status, 0);
+	munmap(m, 4096);
 	return 0;
 }
 
@@ -664,6 +683,9 @@ static int test_cond(void)
 	int i;
 
 	CHECK_EQ(futex_spin_cond_init(&c, 0x100), EINVAL);
+	/* The preload's flag for pthread_cond_timedwait's clock: not ours */
+	CHECK_EQ(futex_spin_cond_init(&c, 0x1), EINVAL);
+	CHECK_EQ(futex_spin_cond_init(&c, FUTEX_SPIN_COND_SHARED), 0);
 	CHECK_EQ(futex_spin_cond_init(&c, 0), 0);
 	CHECK_EQ(futex_spin_mutex_init(&m, FUTEX_SPIN_MUTEX_RECURSIVE), 0);
 	CHECK_EQ(futex_spin_mutex_lock(&m), 0);
