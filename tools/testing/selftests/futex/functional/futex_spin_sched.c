@@ -114,8 +114,46 @@ static bool contended_reach(struct __test_metadata *_metadata, long long target)
 }
 
 /*
- * Queue the sleepers behind a lock the test holds, one at a time in array
- * order, then let go and compare the order they got it in with @expect.
+ * Holds the lock for run_order(), asleep in FUTEX_WAIT until released: an
+ * owner that ran while the sleepers queue (the test's thread, creating
+ * them) would let them spin past their due times and ask, and the lock
+ * would go to the first that asked, not to the first in line.
+ */
+struct holder {
+	__u32 *word;
+	int locked;
+	int release;
+	long ret;
+};
+
+static void *holder_fn(void *arg)
+{
+	struct holder *h = arg;
+
+	h->ret = fs_lock(h->word, FUTEX_SPIN_LOCK_PRIVATE, NULL);
+	__atomic_store_n(&h->locked, 1, __ATOMIC_SEQ_CST);
+	if (h->ret)
+		return NULL;
+	while (!__atomic_load_n(&h->release, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &h->release, FUTEX_WAIT_PRIVATE, 0, NULL,
+			NULL, 0);
+	h->ret = fs_unlock(h->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	return NULL;
+}
+
+static long holder_release(struct holder *h, pthread_t t)
+{
+	__atomic_store_n(&h->release, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &h->release, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (fs_join(t, NULL))
+		return -ETIMEDOUT;
+	return h->ret;
+}
+
+/*
+ * Queue the sleepers behind a lock a holder thread keeps, one at a time
+ * in array order, then let go and compare the order they got it in with
+ * @expect.
  * The wakeups come in that order; the lock does too, unless a woken
  * sleeper took longer than T to run and the head's timer woke the next
  * (a slow guest), which the counter of such wakeups shows.
@@ -125,9 +163,13 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 {
 	long long passed = futex_spin_stat("unanswered_wakes");
 	long long contended = fs_stat(_metadata, "contended");
+	struct holder h = { .word = &q->word };
+	pthread_t holder;
 	int i, err;
 
-	ASSERT_EQ(0, fs_lock(&q->word, FUTEX_SPIN_LOCK_PRIVATE, NULL));
+	ASSERT_EQ(0, pthread_create(&holder, NULL, holder_fn, &h));
+	ASSERT_TRUE(fs_wait_flag(&h.locked));
+	ASSERT_EQ(0, h.ret);
 	for (i = 0; i < nr; i++) {
 		q->o[i].word = &q->word;
 		q->o[i].id = i;
@@ -137,7 +179,7 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		err = orderly_start(&q->o[i]);
 		if (err == EPERM) {
 			/* Let those already queued go before skipping */
-			fs_unlock(&q->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+			holder_release(&h, holder);
 			while (i--)
 				fs_join(q->o[i].thread, NULL);
 			SKIP(return, "no permission for SCHED_FIFO");
@@ -149,7 +191,7 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 			    contended_reach(_metadata, contended + i + 1));
 		ASSERT_TRUE(fs_wait_blocked(getpid(), q->o[i].tid));
 	}
-	EXPECT_EQ(0, fs_unlock(&q->word, FUTEX_SPIN_UNLOCK_PRIVATE));
+	EXPECT_EQ(0, holder_release(&h, holder));
 	for (i = 0; i < nr; i++) {
 		ASSERT_EQ(0, fs_join(q->o[i].thread, NULL))
 			TH_LOG("waiter %d never got the lock", i);

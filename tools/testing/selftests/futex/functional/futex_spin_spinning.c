@@ -613,7 +613,8 @@ static bool sleepers_try(struct __test_metadata *_metadata, struct run *run,
 
 /*
  * Tries until the newcomer's spin ended to queue or at the hold's end,
- * not by a wakeup on its CPU or for want of a spinning slot.
+ * not by a wakeup on its CPU, for want of a spinning slot, or because the
+ * owner, which should run all along, was preempted.
  */
 static void sleepers_run(struct __test_metadata *_metadata, struct run *run,
 			 bool bystander, int eagain_ms)
@@ -624,7 +625,7 @@ static void sleepers_run(struct __test_metadata *_metadata, struct run *run,
 	ASSERT_EQ(0, fs_pin(0));
 	for (i = 0; i < SLEEPERS_TRIES; i++)
 		if (sleepers_try(_metadata, run, bystander, eagain_ms) &&
-		    !d[RESCHED] && !d[CAPPED])
+		    !d[RESCHED] && !d[CAPPED] && !d[OFF_CPU])
 			break;
 	ASSERT_GT(SLEEPERS_TRIES, i) TH_LOG("every spin was cut short");
 }
