@@ -114,15 +114,17 @@ static bool contended_reach(struct __test_metadata *_metadata, long long target)
 }
 
 /*
- * Holds the lock for run_order(), asleep in FUTEX_WAIT until released: an
- * owner that ran while the sleepers queue (the test's thread, creating
- * them) would let them spin past their due times and ask, and the lock
- * would go to the first that asked, not to the first in line.
+ * Holds a lock, asleep in FUTEX_WAIT until released: an owner that ran
+ * while the waiters queue (the test's thread, creating them) would let
+ * them spin past their due times and ask, and the lock would go to the
+ * first that asked, not to the first in line; and stay with it while it
+ * cannot run, as the rst says of a task that asked and then stops running.
  */
 struct holder {
 	__u32 *word;
 	int locked;
 	int release;
+	long long unlocked;	/* CLOCK_MONOTONIC ns */
 	long ret;
 };
 
@@ -137,6 +139,7 @@ static void *holder_fn(void *arg)
 	while (!__atomic_load_n(&h->release, __ATOMIC_SEQ_CST))
 		syscall(SYS_futex, &h->release, FUTEX_WAIT_PRIVATE, 0, NULL,
 			NULL, 0);
+	h->unlocked = fs_now_ns(CLOCK_MONOTONIC);
 	h->ret = fs_unlock(h->word, FUTEX_SPIN_UNLOCK_PRIVATE);
 	return NULL;
 }
@@ -577,7 +580,6 @@ TEST(timer_wakeups_at_most_once_per_turn)
 }
 
 #define NR_WOKEN	2048
-#define RT_RUNTIME	"/proc/sys/kernel/sched_rt_runtime_us"
 
 struct woken_pile {
 	__u32 word;
@@ -624,34 +626,6 @@ static long long median_ns(long long *v, int n)
 	return tmp[n / 2];
 }
 
-/* A /proc or /sys setting now, into @buf; false if it cannot be read */
-static bool knob_get(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	return true;
-}
-
-static bool knob_set(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY);
-	bool ok;
-
-	if (fd < 0)
-		return false;
-	ok = write(fd, val, strlen(val)) == (ssize_t)strlen(val);
-	close(fd);
-	return ok;
-}
-
 /*
  * An unlock wakes the first sleeper not woken yet. Woken sleepers that
  * cannot run pile up in front of it (here SCHED_FIFO 1 tasks on a CPU that
@@ -684,7 +658,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 	contended = fs_stat(_metadata, "contended");
 	if (contended < 0)
 		SKIP(return, "no futex_spin stats in debugfs");
-	ASSERT_TRUE(knob_get(RT_RUNTIME, old, sizeof(old)));
+	ASSERT_TRUE(fs_knob_read(FS_RT_RUNTIME, old, sizeof(old)));
 	p = calloc(1, sizeof(*p));
 	ASSERT_NE(NULL, p);
 	CPU_ZERO(&set);
@@ -702,7 +676,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 		usleep(10000);
 	ASSERT_EQ(NR_WOKEN, fs_stat(_metadata, "contended") - contended);
 
-	ASSERT_TRUE(knob_set(RT_RUNTIME, "-1"));
+	ASSERT_EQ(0, fs_knob_write(FS_RT_RUNTIME, "-1"));
 	ASSERT_EQ(0, fs_thread_create_on(&p->hog, 1, SCHED_FIFO, 99, fifo_hog_fn,
 					 &p->stop));
 	usleep(10000);
@@ -722,7 +696,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 	}
 	__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
 	pthread_join(p->hog, NULL);
-	knob_set(RT_RUNTIME, old);
+	fs_knob_write(FS_RT_RUNTIME, old);
 
 	first = median_ns(p->unlock_ns, 128);
 	last = median_ns(p->unlock_ns + NR_WOKEN - 1 - 128, 128);
@@ -741,7 +715,7 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
  * A woken waiter that cannot run must not hold back the sleepers behind
  * it while the lock turns in user space. A, then W, then B sleep behind
  * O's hold of STUCK_HOLD_MS, long enough for any timer of theirs to fire
- * once; O sleeps meanwhile, so none of them spins, and none has run past
+ * once; O, a holder, sleeps meanwhile, so none of them spins, and none has run past
  * its due time. W is SCHED_IDLE on CPU 0, which a SCHED_FIFO task then keeps
  * (unthrottled: a nice -20 task still leaves W a few slices, and RT
  * throttling 50 ms a second). The test's unlock wakes A, which takes the lock and unlocks at
@@ -757,38 +731,12 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 
 struct stuck {
 	__u32 word;
-	int o_locked;
-	int o_unlock;
-	long long o_unlocked;	/* CLOCK_MONOTONIC ns */
-	long o_ret;
+	struct holder o;
 	int stop_hog;
 	int stop_m;
 	unsigned long m_turns;
 	int m_ret;
 };
-
-/*
- * O: takes the lock, sleeps until told, unlocks through the kernel. It
- * sleeps in FUTEX_WAIT, not in a polling loop: an owner that ran now and
- * then would let W spin on it, past its due time, and ask; the lock would
- * then be handed to W, which keeps it while it cannot run, as the rst
- * says of a task that asked and then stops running.
- */
-static void *stuck_o_fn(void *arg)
-{
-	struct stuck *st = arg;
-
-	st->o_ret = fs_lock(&st->word, FUTEX_SPIN_LOCK_PRIVATE, NULL);
-	__atomic_store_n(&st->o_locked, 1, __ATOMIC_SEQ_CST);
-	if (st->o_ret)
-		return NULL;
-	while (!__atomic_load_n(&st->o_unlock, __ATOMIC_SEQ_CST))
-		syscall(SYS_futex, &st->o_unlock, FUTEX_WAIT_PRIVATE, 0, NULL,
-			NULL, 0);
-	st->o_unlocked = fs_now_ns(CLOCK_MONOTONIC);
-	st->o_ret = fs_unlock(&st->word, FUTEX_SPIN_UNLOCK_PRIVATE);
-	return NULL;
-}
 
 /* M: lock and unlock in user space, the kernel only when the word says so */
 static void *stuck_m_fn(void *arg)
@@ -846,14 +794,13 @@ static long long stuck_round(struct __test_metadata *_metadata,
 	long long after;
 
 	st->word = 0;
-	st->o_locked = 0;
-	st->o_unlock = 0;
+	st->o = (struct holder){ .word = &st->word };
 	st->stop_hog = 0;
 	st->stop_m = 0;
 	st->m_turns = 0;
-	ASSERT_EQ(0, fs_thread_create_on(&o, 1, SCHED_OTHER, 0, stuck_o_fn, st));
-	ASSERT_TRUE(fs_wait_flag(&st->o_locked));
-	ASSERT_EQ(0, st->o_ret);
+	ASSERT_EQ(0, fs_thread_create_on(&o, 1, SCHED_OTHER, 0, holder_fn, &st->o));
+	ASSERT_TRUE(fs_wait_flag(&st->o.locked));
+	ASSERT_EQ(0, st->o.ret);
 	ASSERT_EQ(0, fs_thread_create_on(&a.thread, 1, SCHED_OTHER, 0, waiter_fn, &a));
 	ASSERT_TRUE(fs_wait_flag(&a.started));
 	ASSERT_TRUE(fs_wait_blocked(getpid(), a.tid));
@@ -867,22 +814,19 @@ static long long stuck_round(struct __test_metadata *_metadata,
 	ASSERT_TRUE(fs_wait_blocked(getpid(), b.tid));
 
 	usleep(STUCK_HOLD_MS * 1000);
-	__atomic_store_n(&st->o_unlock, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &st->o_unlock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	EXPECT_EQ(0, fs_join(o, NULL));
-	EXPECT_EQ(0, st->o_ret);
+	EXPECT_EQ(0, holder_release(&st->o, o));
 	EXPECT_TRUE(wait_done(&a));
 	EXPECT_EQ(0, fs_join(a.thread, NULL));
 	ASSERT_EQ(0, fs_thread_create_on(&m, 1, SCHED_OTHER, 0, stuck_m_fn, st));
 
 	/* M stops at twice the bound, which lets a starved B through */
 	while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST) &&
-	       fs_ms_since(st->o_unlocked) < 2 * bound_ms)
+	       fs_ms_since(st->o.unlocked) < 2 * bound_ms)
 		usleep(1000);
 	__atomic_store_n(&st->stop_m, 1, __ATOMIC_SEQ_CST);
 	EXPECT_EQ(0, fs_join(m, NULL));
 	EXPECT_TRUE(wait_done(&b));
-	after = fs_ms_since(st->o_unlocked);
+	after = fs_ms_since(st->o.unlocked);
 	EXPECT_EQ(0, fs_join(b.thread, NULL));
 	__atomic_store_n(&st->stop_hog, 1, __ATOMIC_SEQ_CST);
 	EXPECT_EQ(0, fs_join(hog, NULL));
@@ -905,8 +849,8 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds)
 	char old[32];
 	int i;
 
-	ASSERT_TRUE(knob_get(RT_RUNTIME, old, sizeof(old)));
-	ASSERT_TRUE(knob_set(RT_RUNTIME, "-1"));
+	ASSERT_TRUE(fs_knob_read(FS_RT_RUNTIME, old, sizeof(old)));
+	ASSERT_EQ(0, fs_knob_write(FS_RT_RUNTIME, "-1"));
 	ASSERT_EQ(0, fs_pin(1));
 	l_ns = stuck_latency(_metadata, &st);
 	bound_ms = 3 * (2 * STUCK_T_NS + l_ns + 2 * STUCK_HOLD_MS * 1000000LL) /
@@ -919,7 +863,7 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds)
 						   i, waited);
 		worst = waited > worst ? waited : worst;
 	}
-	knob_set(RT_RUNTIME, old);
+	fs_knob_write(FS_RT_RUNTIME, old);
 	TH_LOG("worst wait of B %lld ms; bound %lld ms", worst, bound_ms);
 	if (unanswered >= 0)
 		TH_LOG("%lld wakeups by the head's timer",
@@ -963,9 +907,9 @@ FIXTURE_SETUP(wq_confined)
 	fs_setup(_metadata);
 	if (!stuck_cpus_present())
 		SKIP(return, "needs CPUs 0 and 1");
-	if (!knob_get(WQ_CPUMASK, self->old, sizeof(self->old)))
+	if (!fs_knob_read(WQ_CPUMASK, self->old, sizeof(self->old)))
 		SKIP(return, "no %s", WQ_CPUMASK);
-	ASSERT_TRUE(knob_set(WQ_CPUMASK, "1"));
+	ASSERT_EQ(0, fs_knob_write(WQ_CPUMASK, "1"));
 	self->confined = true;
 }
 
@@ -973,7 +917,7 @@ FIXTURE_SETUP(wq_confined)
 FIXTURE_TEARDOWN(wq_confined)
 {
 	if (self->confined)
-		EXPECT_TRUE(knob_set(WQ_CPUMASK, self->old));
+		EXPECT_EQ(0, fs_knob_write(WQ_CPUMASK, self->old));
 	fs_teardown(_metadata);
 }
 

@@ -269,18 +269,15 @@ TEST_F(spinning, fault_while_spinning)
  */
 TEST_F(spinning, fifo_spinner_does_not_livelock)
 {
-	FILE *f = fopen("/proc/sys/kernel/sched_rt_runtime_us", "r+");
-	long runtime = 0;
 	struct hammer h[3];
+	char runtime[32];
 	long long *d;
 	int i;
 
 	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		SKIP(return, "needs a second CPU");
-	ASSERT_NE(NULL, f);
-	ASSERT_EQ(1, fscanf(f, "%ld", &runtime));
-	ASSERT_LE(0, fprintf(f, "-1\n"));
-	ASSERT_EQ(0, fflush(f));
+	ASSERT_TRUE(fs_knob_read(FS_RT_RUNTIME, runtime, sizeof(runtime)));
+	ASSERT_EQ(0, fs_knob_write(FS_RT_RUNTIME, "-1"));
 
 	init_hammers(&self->r, h, 3);
 	for (i = 0; i < 3; i++)
@@ -292,9 +289,7 @@ TEST_F(spinning, fifo_spinner_does_not_livelock)
 	h[2].cpu = 1;
 	run_hammers(_metadata, &self->r, h, 3);
 
-	rewind(f);
-	fprintf(f, "%ld\n", runtime);
-	fclose(f);
+	fs_knob_write(FS_RT_RUNTIME, runtime);
 	d = self->r.delta;
 	TH_LOG("lock syscalls %lld, by spinning %lld, sleeps %lld",
 	       d[L_CALLS], d[SPUN], d[SLEPT]);

@@ -29,6 +29,9 @@
  */
 #define FS_MUST_MS		3000
 
+/* Real-time throttling: "-1" turns it off, for a livelock to stay one */
+#define FS_RT_RUNTIME		"/proc/sys/kernel/sched_rt_runtime_us"
+
 static inline long long fs_ts_ns(const struct timespec *ts)
 {
 	return ts->tv_sec * 1000000000LL + ts->tv_nsec;
@@ -425,21 +428,44 @@ static inline bool fs_inject_present(void)
 	return !access(FS_INJECT "tid", W_OK);
 }
 
-static inline int fs_inject(const char *knob, long long val)
+/* A /proc, /sys or debugfs setting now, into @buf; false if unreadable */
+static inline bool fs_knob_read(const char *path, char *buf, size_t len)
 {
-	char path[128];
-	int fd, len, ret = 0;
-	char buf[32];
+	int fd = open(path, O_RDONLY);
+	ssize_t n;
 
-	snprintf(path, sizeof(path), FS_INJECT "%s", knob);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	return true;
+}
+
+/* 0, or the -errno of the open or of a short write */
+static inline int fs_knob_write(const char *path, const char *val)
+{
+	ssize_t len = strlen(val);
+	int fd, ret = 0;
+
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
-	len = snprintf(buf, sizeof(buf), "%lld\n", val);
-	if (write(fd, buf, len) != len)
-		ret = -errno;
+	if (write(fd, val, len) != len)
+		ret = errno ? -errno : -EIO;
 	close(fd);
 	return ret;
+}
+
+static inline int fs_inject(const char *knob, long long val)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), FS_INJECT "%s", knob);
+	snprintf(buf, sizeof(buf), "%lld\n", val);
+	return fs_knob_write(path, buf);
 }
 
 /* 0 is "no stall point" */
