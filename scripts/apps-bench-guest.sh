@@ -13,7 +13,10 @@
 #
 # futex system calls and context switches are counted with perf stat over
 # the program (for memcached, over the server). p99_us is "-" where the
-# tool gives none.
+# tool gives none. $RUN_DIR/counters.txt has, per run, the kernel's
+# futex_spin counters (debugfs stats) that changed, per 1000 operations:
+#
+#   program variant repeat name=per_kop ...
 #
 #   apps-bench-guest.sh LIBDIR PERF
 set -uo pipefail
@@ -30,6 +33,7 @@ failed=0
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 ip link set lo up 2>/dev/null
 : >"$out"
+: >"$RUN_DIR/counters.txt"
 {
 	echo "kernel=$(uname -r)"
 	echo "cpus=$(nproc)"
@@ -48,9 +52,25 @@ measure() {
 	spin) env=(LD_PRELOAD="$preload") ;;
 	tid-ww) env=(LD_PRELOAD="$preload" FUTEX_SPIN_MODE=waitwake) ;;
 	esac
+	local rc=0
+
+	snap "$tmp/c0"
 	timeout -k 5 300 env "${env[@]}" "$perf" stat -x, -o "$tmp/stat" \
 		-e syscalls:sys_enter_futex -e context-switches -- "$@" \
-		>"$tmp/out" 2>&1
+		>"$tmp/out" 2>&1 || rc=$?
+	snap "$tmp/c1"
+	return $rc
+}
+
+snap() {
+	cat /sys/kernel/debug/futex_spin/stats >"$1" 2>/dev/null || : >"$1"
+}
+
+# The futex_spin counters of the run, per 1000 of its $4 operations
+kernel_counts() {
+	paste "$tmp/c0" "$tmp/c1" | awk -v ops="$4" -v run="$1 $2 $3" '
+		$4 != $2 { s = s sprintf(" %s=%.1f", $1, ($4 - $2) * 1000 / ops) }
+		END { print run s }' >>"$RUN_DIR/counters.txt"
 }
 
 counts() {
@@ -64,6 +84,7 @@ record() {
 		return
 	fi
 	echo "$1 $2 $3 $4 $5 $6 $(counts)" >>"$out"
+	kernel_counts "$@"
 	echo "# $1 $2 #$3: ops $4, ops/s $5, p99 $6 us, futex/cs $(counts)"
 }
 
