@@ -8,12 +8,16 @@
 #   make bench-peers     will-it-scale under the preload
 #   make profile [LOCK=spin]   the benchmark under perf: flamegraph, summary
 #   make profile-compare       the same for ww and spin side by side
+#   make deb             Debian packages of the kernel for a real machine
+#   make check-deb       those packages' path on the guest's config, booted
+#   make bench-host      the benchmark on the running kernel, no guest
 #
 # make check also checks the Promela model of the word protocol with Spin
 # (tools/testing/selftests/futex/model/) on the host.
 #
 # Pieces: deps, tree, kernel [DEBUG=1], selftests. Guest knobs: CPUS, MEM,
-# NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds).
+# NUMA (number of nodes), ACCEL=tcg|kvm, TIMEOUT (seconds), VM_PIN (vCPU
+# pinning, scripts/vm-run.sh).
 
 SHELL := /bin/bash
 TOP := $(CURDIR)
@@ -55,6 +59,7 @@ include scripts/profile.mk
 include scripts/apps.mk
 include scripts/matrix.mk
 include scripts/regress.mk
+include scripts/deb.mk
 
 .PHONY: all deps tree kernel selftests check clean distclean \
 	series checkpatch am-check bisect-check

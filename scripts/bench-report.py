@@ -5,7 +5,10 @@
     bench-report.py RUN_DIR OUT_DIR [COUNT_DIR]
 
 RUN_DIR holds results.jsonl (one `perf bench futex mutex --json` object per
-run) and guest.txt from scripts/bench-guest.sh. COUNT_DIR, if given, holds
+run) and guest.txt from scripts/bench-guest.sh, and vm.txt from
+scripts/vm-run.sh (the guest's accelerator, marked when it is TCG, and
+vCPU pinning) or machine.txt from scripts/bench-host.sh (the machine's
+summary line, which heads the report). COUNT_DIR, if given, holds
 counts.jsonl and guest.txt of its count pass (COUNT=1) on the debug kernel:
 hash-bucket lock acquisitions and queue heads created per run. Writes
 OUT_DIR/results.csv (every run), OUT_DIR/counts.csv (every count run),
@@ -156,6 +159,17 @@ def verdict_table(verdicts, cells, rivals, rounds, fig):
     return md
 
 
+def where_guest(vm):
+    """The guest's line of the report: the accelerator, its vCPUs' pinning, the host."""
+    pin = vm.get("pin", "none")
+    line = (f"QEMU {vm['accel']} on a host of {vm['host']}, {vm['date']}; vCPU threads "
+            + ("not pinned." if pin == "none" else f"pinned (vCPU:host CPU {pin})."))
+    if vm["accel"].startswith("tcg"):
+        line = ("**TCG: QEMU emulates the vCPUs. Timings are distorted; compare lock "
+                "types within this run, not with other machines.** " + line)
+    return line
+
+
 def compare_plain(rounds, cell, t):
     """The geometric mean of spin's throughput over t's, paired by round."""
     a, b = rounds.get(("spin", cell), {}), rounds.get((t, cell), {})
@@ -214,10 +228,11 @@ def main(run_dir, out_dir, count_dir=None):
     classes = sorted({r["hb_lock_class"] for r in counts.values() if r.get("hb_lock_class")})
 
     kind = guest.get("load_kind", "pause")
-    where = (f"QEMU {vm['accel']} on a host of {vm['host']}, {vm['date']}. "
-             if vm else "")
-    md = ["# futex mutex benchmark", "",
-          where + f"Guest kernel {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
+    machine = read_keys(run_dir / "machine.txt")
+    md = ["# futex mutex benchmark", ""]
+    if machine or vm:
+        md += [machine["summary"] if machine else where_guest(vm), ""]
+    md += [f"{'Guest kernel' if vm and not machine else 'Kernel'} {guest.get('kernel', '?')}, {guest.get('cpus', '?')} CPUs; "
           f"{guest.get('repeat', '?')} rounds of a run of {guest.get('runtime', '?')} s "
           f"per cell and type; glibc's rseq registration off; extra options: `{guest.get('args') or 'none'}`. "
           f"Unit of work (`--load-kind`): **{kind}**"

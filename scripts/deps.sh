@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install what the rig needs: the Debian base source (scripts/base.sh),
-# the kernel build tools (with ARCH=arm64 in the environment, the arm64
-# cross compiler), libnuma for one selftest (built under build/numa), QEMU,
-# ccache, the programs that make check and make bench-apps run under
-# the futex-spin preload, and in a venv under build/ virtme-ng (pinned),
-# what checkpatch's SPDX check imports, and docutils for the rst check.
+# Install what the rig needs: the Debian base source and Debian's configs
+# of it (scripts/base.sh), the kernel build tools (with ARCH=arm64 in the
+# environment, the arm64 cross compiler), what the kernel's bindeb-pkg
+# checks for (debhelper, libdw-dev) and zstd for the kernel image of
+# Debian's config (make deb), numactl for make bench-host, libnuma for
+# one selftest (built under build/numa), QEMU, ccache, the programs that
+# make check and make bench-apps run under the futex-spin preload, and in
+# a venv under build/ virtme-ng (pinned), what checkpatch's SPDX check
+# imports, and docutils for the rst check.
 # With "profile" (make profile), also inferno (pinned) for the flamegraphs,
 # with cargo from Debian if there is none. Quiet when nothing is missing.
 #
@@ -20,20 +23,25 @@ vng_version=1.42
 
 pkgs="curl qemu-system-x86 build-essential flex bison bc
       libelf-dev libssl-dev libtraceevent-dev ccache cpio kmod rsync
-      python3-venv python3-docutils pkg-config spin
+      python3-venv python3-docutils pkg-config spin zstd numactl
+      debhelper libdw-dev
       sysbench rocksdb-tools memcached libmemcached-tools libhwloc-dev"
 # make kernel ARCH=arm64 (make passes ARCH on): the cross compiler and
 # the QEMU of make check-arm64.
 [ "${ARCH:-}" != arm64 ] || pkgs="$pkgs gcc-aarch64-linux-gnu qemu-system-arm"
 
 # The base comes from $base_suite: list that suite with every package in it
-# pinned away but $base_pkg, so that nothing else on the machine moves.
+# pinned away but $base_pkg and $config_pkg, so that nothing else on the
+# machine moves. apt reads a file of preferences.d only if its name has no
+# dot or ends in .pref: it ignored the pin file this script wrote before,
+# named after the package.
 base_source() {
 	local list=/etc/apt/sources.list.d/futex-spin-$base_suite.sources
-	local pin=/etc/apt/preferences.d/futex-spin-$base_pkg
+	local pin=/etc/apt/preferences.d/futex-spin-$base_suite.pref
 
+	rm -f "/etc/apt/preferences.d/futex-spin-$base_pkg"
 	[ -f "$list" ] && [ -f "$pin" ] && return
-	echo "deps: adding $base_suite for $base_pkg alone"
+	echo "deps: adding $base_suite for $base_pkg and $config_pkg alone"
 	cat >"$list" <<-EOT
 	Types: deb
 	URIs: http://deb.debian.org/debian
@@ -46,7 +54,7 @@ base_source() {
 	Pin: release n=$base_suite
 	Pin-Priority: -1
 
-	Package: $base_pkg
+	Package: $base_pkg $config_pkg
 	Pin: release n=$base_suite
 	Pin-Priority: 500
 	EOT
@@ -57,11 +65,11 @@ installed() {
 }
 
 export DEBIAN_FRONTEND=noninteractive
-if ! installed "$base_pkg"; then
-	base_source
+base_source
+if ! installed "$base_pkg" || ! installed "$config_pkg"; then
 	apt-get update -q >/dev/null
-	apt-get install -y -q "$base_pkg" >/dev/null || {
-		echo "deps: cannot install $base_pkg from Debian $base_suite" >&2
+	apt-get install -y -q "$base_pkg" "$config_pkg" >/dev/null || {
+		echo "deps: cannot install $base_pkg and $config_pkg from Debian $base_suite" >&2
 		exit 1
 	}
 fi

@@ -14,7 +14,8 @@ get their mean ops/s. Spin over waitwake, both the preload, separates
 what FUTEX_SPIN_LOCK brings from what the library's own fast path and
 spinning bring. Writes OUT_DIR/results.md (also printed) and
 OUT_DIR/peers.png; exits 1 if spin trails glibc anywhere, leads it
-nowhere, or a run failed.
+nowhere, or a run failed. The machine's summary in machine.txt (make
+bench-host) heads the report, else the host of vm.txt.
 """
 import statistics
 import sys
@@ -46,10 +47,13 @@ def main(run_dir, out_dir):
               for t, n in points if t.startswith("pthread_mutex")}
 
     guest = (run_dir / "guest.txt").read_text().strip() if (run_dir / "guest.txt").exists() else "?"
-    vm = dict(line.partition("=")[::2] for line in (run_dir / "vm.txt").read_text().splitlines()) \
-        if (run_dir / "vm.txt").exists() else {}
+    keys = {name: dict(line.partition("=")[::2] for line in (run_dir / name).read_text().splitlines())
+            for name in ("vm.txt", "machine.txt") if (run_dir / name).exists()}
+    # make bench-host writes the machine's summary, make bench-peers the guest's host.
+    where = (f"{keys['machine.txt']['summary']} Run: {guest}." if "machine.txt" in keys else
+             f"Host: {keys.get('vm.txt', {}).get('host', '?')}; guest: {guest}. `make bench-peers`.")
     md = ["# will-it-scale under the preload", "",
-          f"Host: {vm.get('host', '?')}; guest: {guest}. `make bench-peers`. Per "
+          f"{where} Per "
           "test and number of tasks (threads mode), the preload's ops/s over "
           "glibc's in the same round: the geometric mean over the rounds, its 95% "
           f"bootstrap interval, and the verdict: lead above {1 + MARGIN:.2f}, trail "

@@ -5,13 +5,14 @@
 # output, exit status and kernel log back through a shared directory (vng's
 # own exit status is not the guest command's).
 #
-#   vm-run.sh --kernel OUTDIR --name NAME [--cpus N] [--mem SIZE]
+#   vm-run.sh --kernel OUTDIR|IMAGE --name NAME [--cpus N] [--mem SIZE]
 #             [--numa NODES] [--timeout SEC] [--icount] -- COMMAND...
 #
-# The guest command runs with $RUN_DIR set to build/runs/NAME, writable from
-# the guest; it leaves its results there. Prints where the full log is and
-# exits with the guest command's status; 124 when the guest did not finish,
-# 125 when the kernel log has a splat.
+# --kernel is a kernel build directory or a bzImage (make check-deb boots
+# the one of its package). The guest command runs with $RUN_DIR set to
+# build/runs/NAME, writable from the guest; it leaves its results there.
+# Prints where the full log is and exits with the guest command's status;
+# 124 when the guest did not finish, 125 when the kernel log has a splat.
 #
 # --icount runs the guest under TCG with QEMU's instruction counting: one
 # vCPU at a time, and the guest's clocks advance 1 ns per instruction
@@ -19,6 +20,12 @@
 # instruction count, the same on any host and free of the host's load;
 # what it cannot show is what TCG does not model either (caches, the
 # cost of contention between CPUs).
+#
+# VM_PIN: auto (the default) pins each vCPU thread of a KVM guest to a
+# host CPU of its own when the host has that many free: CPUs this script
+# may run on that no other guest's vCPU thread is pinned to alone. 1
+# pins under TCG too (its vCPU threads, with thread=multi), 0 never. The
+# pinning goes to vm.txt (pin=vCPU:CPU ...).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +53,8 @@ run=$top/build/runs/$name
 rm -rf "$run"
 mkdir -p "$run"
 
-image=$kout/arch/x86/boot/bzImage
+image=$kout
+[ -f "$image" ] || image=$kout/arch/x86/boot/bzImage
 [ -f "$image" ] || { echo "vm-run: no kernel at $image" >&2; exit 2; }
 
 # Pick the accelerator: KVM only if a guest really boots with it. Here
@@ -83,6 +91,66 @@ tcg-icount) vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=single -icou
 *) vng_accel=(--disable-kvm "--qemu-opts=-accel tcg,thread=multi $tcg_cpu") ;;
 esac
 
+# The CPUs of a list such as 0-3,8, one a line.
+cpu_list() {
+	local part parts
+
+	IFS=, read -ra parts <<<"$1"
+	for part in "${parts[@]}"; do
+		seq "${part%-*}" "${part#*-}"
+	done
+}
+
+# The host CPUs this script may run on that no vCPU thread of another
+# guest is pinned to alone. QEMU names those threads "CPU n/KVM" or "CPU
+# n/TCG" (with debug-threads=on, which every guest here has).
+free_cpus() {
+	local f comm mask taken=" "
+
+	for f in /proc/[0-9]*/task/[0-9]*/comm; do
+		read -r comm 2>/dev/null <"$f" || continue
+		[[ $comm == "CPU "*/* ]] || continue
+		mask=$(sed -n 's/^Cpus_allowed_list:\s*//p' "${f%comm}status" 2>/dev/null) || continue
+		[[ $mask =~ ^[0-9]+$ ]] && taken="$taken$mask "
+	done
+	cpu_list "$(sed -n 's/^Cpus_allowed_list:\s*//p' /proc/self/status)" |
+		while read -r c; do [[ $taken == *" $c "* ]] || echo "$c"; done
+}
+
+# Pin vCPU n of the QEMU whose pid file is $1 to the n-th free host CPU,
+# once it has made its $cpus vCPU threads; run beside vng, it gives up
+# after 60 s.
+pin_vcpus() {
+	local pidfile=$1 pid='' t comm n try free tids=() pins=()
+
+	mapfile -t free < <(free_cpus)
+	if [ "${#free[@]}" -lt "$cpus" ]; then
+		echo "vm-run: $cpus vCPUs and ${#free[@]} free host CPUs: not pinned"
+		echo "pin=none" >>"$run/vm.txt"
+		return
+	fi
+	for ((try = 0; try < 600 && ${#tids[@]} < cpus; try++)); do
+		sleep 0.1
+		[ -n "$pid" ] || read -r pid 2>/dev/null <"$pidfile" || continue
+		tids=()
+		for t in /proc/"$pid"/task/*; do
+			read -r comm 2>/dev/null <"$t/comm" || continue
+			[[ $comm =~ ^CPU\ ([0-9]+)/ ]] && tids[BASH_REMATCH[1]]=${t##*/}
+		done
+	done
+	if [ "${#tids[@]}" -lt "$cpus" ]; then
+		echo "vm-run: found ${#tids[@]} of $cpus vCPU threads: not pinned"
+		echo "pin=none" >>"$run/vm.txt"
+		return
+	fi
+	for n in "${!tids[@]}"; do
+		taskset -p -c "${free[n]}" "${tids[n]}" >/dev/null
+		pins+=("$n:${free[n]}")
+	done
+	echo "vm-run: vCPU:host CPU ${pins[*]}"
+	echo "pin=${pins[*]}" >>"$run/vm.txt"
+}
+
 # NUMA=N is N sockets, one node each: sockets, cores (and so the last
 # level cache QEMU reports per socket) and nodes line up. The default
 # topology is one socket, whose shared cache split over two nodes makes
@@ -115,13 +183,23 @@ quoted=$(printf '%q ' "$@")
 } >"$run/vm.txt"
 
 echo "vm-run: booting $(basename "$kout") ($accel, $cpus vCPUs, $mem, $numa node(s)); log: $log"
+pin=${VM_PIN:-auto}
+[ "$pin" != auto ] || { [ "$accel" = kvm ] && pin=1 || pin=0; }
+[ "$accel" != tcg-icount ] || pin=0
+pinner=
+if [ "$pin" = 1 ]; then
+	pin_vcpus "$run/qemu.pid" &
+	pinner=$!
+fi
 set +e
 timeout -k 10 "$timeout" "$vng" --run "$image" "${vng_accel[@]}" --verbose \
+	"--qemu-opts=-name vm-run-$name,debug-threads=on -pidfile $run/qemu.pid" \
 	--cpus "$smp" --memory "$mem" "${numa_args[@]}" --rwdir "$run" \
 	--append "$append" \
 	--exec "{ lscpu; grep . /sys/devices/system/node/node*/distance; } > $run/topology.txt 2>&1; RUN_DIR=$run $quoted > $run/output.txt 2>&1; echo \$? > $run/rc; dmesg > $run/dmesg.txt" \
 	</dev/null >"$log" 2>&1
 vng_rc=$?
+[ -z "$pinner" ] || { kill "$pinner" 2>/dev/null; wait "$pinner"; }
 set -e
 echo "load_end=$(cut -d' ' -f1-3 /proc/loadavg)" >>"$run/vm.txt"
 
