@@ -39,8 +39,8 @@ base_source() {
 	local list=/etc/apt/sources.list.d/futex-spin-$base_suite.sources
 	local pin=/etc/apt/preferences.d/futex-spin-$base_suite.pref
 
-	rm -f "/etc/apt/preferences.d/futex-spin-$base_pkg"
 	[ -f "$list" ] && [ -f "$pin" ] && return
+	rm -f "/etc/apt/preferences.d/futex-spin-$base_pkg"
 	echo "deps: adding $base_suite for $base_pkg and $config_pkg alone"
 	cat >"$list" <<-EOT
 	Types: deb
