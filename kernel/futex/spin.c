@@ -176,6 +176,10 @@ enum futex_spin_stat {
 	FUTEX_SPIN_STAT_HEADS_CREATED,
 	FUTEX_SPIN_STAT_HEADS_FREED,
 	FUTEX_SPIN_STAT_HEADS_MOVED,
+	FUTEX_SPIN_STAT_TAKEN_AT_LOOK,
+	FUTEX_SPIN_STAT_TAKEN_AFTER_SLEEP,
+	FUTEX_SPIN_STAT_SPIN_QUEUED,
+	FUTEX_SPIN_STAT_SPIN_AHEAD,
 	FUTEX_SPIN_NR_STATS
 };
 
@@ -194,6 +198,10 @@ static const char * const futex_spin_stat_names[FUTEX_SPIN_NR_STATS] = {
 	[FUTEX_SPIN_STAT_HEADS_CREATED]	= "heads_created",
 	[FUTEX_SPIN_STAT_HEADS_FREED]	= "heads_freed",
 	[FUTEX_SPIN_STAT_HEADS_MOVED]	= "heads_moved",
+	[FUTEX_SPIN_STAT_TAKEN_AT_LOOK]	= "taken_at_look",
+	[FUTEX_SPIN_STAT_TAKEN_AFTER_SLEEP] = "taken_after_sleep",
+	[FUTEX_SPIN_STAT_SPIN_QUEUED]	= "spin_queued",
+	[FUTEX_SPIN_STAT_SPIN_AHEAD]	= "spin_ahead",
 };
 
 static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
@@ -209,6 +217,19 @@ static const char * const futex_spin_outcome_names[FUTEX_SPIN_NR_OUTCOMES] = {
 /* Per CPU, so that counting does not add a shared cache line to the hot path. */
 static DEFINE_PER_CPU(unsigned long, futex_spin_stats[FUTEX_SPIN_NR_STATS]);
 static DEFINE_PER_CPU(unsigned long, futex_spin_outcomes[FUTEX_SPIN_NR_OUTCOMES]);
+
+/*
+ * The most spinners seen on one lock at once, and the longest wait of a
+ * spinner in the OSQ before it polled or gave up, since the last write to
+ * debugfs spin_max: what many spinners do is counted, not timed, on a
+ * machine whose CPUs are too few to time it.
+ */
+struct futex_spin_max {
+	unsigned long		spinners;
+	u64			queued_ns;
+};
+
+static DEFINE_PER_CPU(struct futex_spin_max, futex_spin_max);
 static struct kmem_cache *futex_spin_head_cache;
 static struct kthread_worker *futex_spin_worker;
 
@@ -783,7 +804,26 @@ static bool futex_spin_must_stop(struct futex_spin_waiter *w, u64 now)
  */
 static bool futex_spin_allowed(struct futex_spin_head *head)
 {
-	return atomic_inc_return(&head->spinners) < num_online_cpus();
+	int spinners = atomic_inc_return(&head->spinners);
+
+	if (spinners >= num_online_cpus())
+		return false;
+	if (spinners > 1) {
+		futex_spin_count(FUTEX_SPIN_STAT_SPIN_QUEUED);
+		this_cpu_add(futex_spin_stats[FUTEX_SPIN_STAT_SPIN_AHEAD], spinners - 1);
+	}
+	if (spinners > __this_cpu_read(futex_spin_max.spinners))
+		__this_cpu_write(futex_spin_max.spinners, spinners);
+	return true;
+}
+
+/* Called with preemption off, as the OSQ is used. */
+static void futex_spin_queued_for(u64 start)
+{
+	u64 queued = ktime_get_ns() - start;
+
+	if (queued > __this_cpu_read(futex_spin_max.queued_ns))
+		__this_cpu_write(futex_spin_max.queued_ns, queued);
 }
 
 static bool futex_spin_should_stop(struct hrtimer_sleeper *to)
@@ -884,8 +924,11 @@ static enum futex_spin_outcome futex_spin_osq(struct futex_spin_head *head,
 {
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_RESCHED;
 	struct futex_spin_poll poll = { };
+	u64 start = ktime_get_ns();
+	bool polls = osq_lock(&head->osq);
 
-	if (!osq_lock(&head->osq))
+	futex_spin_queued_for(start);
+	if (!polls)
 		return why;
 
 	WRITE_ONCE(w->spinning, true);
@@ -1060,6 +1103,8 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		ret = -EINTR;
 	} else {
 		ret = futex_spin_take_or_mark(head, w, uaddr);
+		if (ret == 1)
+			futex_spin_count(FUTEX_SPIN_STAT_TAKEN_AT_LOOK);
 		/*
 		 * Not taken: past the deadline or with a signal pending the
 		 * waiter leaves, also when another task keeps changing the
@@ -1141,12 +1186,19 @@ static void futex_spin_sleep(struct futex_spin_head *head,
 	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
 }
 
+static int futex_spin_taken(bool slept)
+{
+	if (slept)
+		futex_spin_count(FUTEX_SPIN_STAT_TAKEN_AFTER_SLEEP);
+	return 0;
+}
+
 /* Wait for the word. Returns 0 once it is ours, or an error. */
 static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
-	bool spin = true, faulted = false;
+	bool spin = true, faulted = false, slept = false;
 	int ret;
 
 	for (;;) {
@@ -1164,7 +1216,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			if (why == FUTEX_SPIN_ACQUIRED) {
 				if (READ_ONCE(w->queued))
 					futex_spin_taken_fixup(head, w, uaddr);
-				return 0;
+				return futex_spin_taken(slept);
 			}
 			/* Queue or ask, then spin on: it is running. */
 			stay = why == FUTEX_SPIN_ABORTED_BOUND;
@@ -1172,7 +1224,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 
 		ret = futex_spin_lock_locked(head, w, uaddr, to, !stay);
 		if (ret == 1)
-			return 0;
+			return futex_spin_taken(slept);
 		if (ret == -EAGAIN) {
 			cond_resched();
 			spin = false;
@@ -1204,6 +1256,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		}
 
 		futex_spin_sleep(head, w, to);
+		slept = true;
 		/*
 		 * Woken: spin again if the owner runs. The sleeper keeps its
 		 * place in the tree meanwhile, so neither its priority order
@@ -1527,6 +1580,50 @@ static int futex_spin_live_heads_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(futex_spin_live_heads);
 
+static int futex_spin_max_show(struct seq_file *m, void *v)
+{
+	struct futex_spin_max *cpu_max;
+	unsigned long spinners = 0;
+	u64 queued_ns = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cpu_max = per_cpu_ptr(&futex_spin_max, cpu);
+		spinners = max(spinners, READ_ONCE(cpu_max->spinners));
+		queued_ns = max(queued_ns, READ_ONCE(cpu_max->queued_ns));
+	}
+	seq_printf(m, "spinners %lu\nqueued_ns %llu\n", spinners, queued_ns);
+	return 0;
+}
+
+static int futex_spin_max_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, futex_spin_max_show, NULL);
+}
+
+/* Any write starts a new measurement. */
+static ssize_t futex_spin_max_write(struct file *file, const char __user *buf,
+				    size_t len, loff_t *ppos)
+{
+	struct futex_spin_max *cpu_max;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		cpu_max = per_cpu_ptr(&futex_spin_max, cpu);
+		WRITE_ONCE(cpu_max->spinners, 0);
+		WRITE_ONCE(cpu_max->queued_ns, 0);
+	}
+	return len;
+}
+
+static const struct file_operations futex_spin_max_fops = {
+	.open		= futex_spin_max_open,
+	.read		= seq_read,
+	.write		= futex_spin_max_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
 static int __init futex_spin_init(void)
 {
 	struct dentry *dir;
@@ -1551,6 +1648,7 @@ static int __init futex_spin_init(void)
 	dir = debugfs_create_dir("futex_spin", NULL);
 	debugfs_create_file("live_heads", 0444, dir, NULL, &futex_spin_live_heads_fops);
 	debugfs_create_file("stats", 0444, dir, NULL, &futex_spin_stats_fops);
+	debugfs_create_file("spin_max", 0644, dir, NULL, &futex_spin_max_fops);
 	futex_spin_inject_init(dir);
 	return 0;
 }

@@ -225,6 +225,41 @@ TEST_F(spinning, contended_acquisitions_spin)
 }
 
 /*
+ * At most one task less than there are CPUs spins on a lock, for the owner
+ * needs one to finish: more threads than CPUs must not push the most seen
+ * spinning at once (debugfs spin_max) past that, and a spin that queues
+ * on the OSQ finds at most that many less itself ahead of it.
+ */
+TEST_F(spinning, spinners_stay_below_cpus)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = cpus + 2 < 8 ? cpus + 2 : 8;
+	long long queued, ahead, most;
+	struct hammer h[8];
+
+	if (no_spinning())
+		SKIP(return, "%s", no_spinning());
+	queued = futex_spin_stat("spin_queued");
+	ahead = futex_spin_stat("spin_ahead");
+	ASSERT_LE(0, queued);
+	ASSERT_LE(0, ahead);
+	ASSERT_EQ(0, fs_knob_write(FUTEX_SPIN_DEBUGFS "/spin_max", "0\n"));
+
+	init_hammers(&self->r, h, n);
+	run_hammers(_metadata, &self->r, h, n);
+	most = futex_spin_debugfs_read("spin_max", "spinners");
+	queued = futex_spin_stat("spin_queued") - queued;
+	ahead = futex_spin_stat("spin_ahead") - ahead;
+
+	TH_LOG("%d threads on %ld CPUs: %lld spinning at most, %lld spins queued behind %lld in all",
+	       n, cpus, most, queued, ahead);
+	ASSERT_LT(0, self->r.delta[SPUN]) TH_LOG("nobody spun: nothing measured");
+	EXPECT_LE(1, most);
+	EXPECT_GT(cpus, most);
+	EXPECT_LE(ahead, queued * (cpus - 2));
+}
+
+/*
  * The page of the word loses its page table entry over and over while
  * tasks spin on it and sleep on it: every access may fault, and the lock
  * must stay exclusive. MAP_SHARED memory keeps its content across
