@@ -713,8 +713,11 @@ TEST_F(spinning, spin_on_a_failing_cmpxchg_stops)
 	/* Owned by us, running, so that it spins; free soon after it does */
 	fs_store(n.word, fs_gettid());
 	ASSERT_EQ(0, fs_pin(0));
-	/* SCHED_FIFO: no task of its CPU asks it to stop spinning */
-	ASSERT_EQ(0, fs_thread_create(&t, SCHED_FIFO, 10, newcomer_fn, &n));
+	/*
+	 * SCHED_FIFO: no task of its CPU asks it to stop spinning. On CPU 1:
+	 * placed on ours, it would preempt the owner it is to spin on.
+	 */
+	ASSERT_EQ(0, fs_thread_create_on(&t, 1, SCHED_FIFO, 10, newcomer_fn, &n));
 	while (!__atomic_load_n(&n.started, __ATOMIC_SEQ_CST))
 		;
 	fs_busy_until(fs_now_ns(CLOCK_MONOTONIC) + 300000);
