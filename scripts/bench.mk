@@ -13,6 +13,11 @@
 #   make pause-effect   the TCG pause effect that made rmw the default unit
 #                 of work: one thread's critical section of 50 pauses alone,
 #                 beside a pause loop and beside an rmw loop on the other vCPU
+#   make spinners [CPUS=8]   what many spinners on one lock do, counted:
+#                 perf bench futex mutex -m spin at 1, 2 and 4 threads per
+#                 vCPU, with the kernel's counters and debugfs spin_max
+#                 around each run (scripts/spinners-guest.sh); for guests
+#                 wider than the host, whose timings mean nothing
 #
 # The grid: threads {2,4,16,64} x load {1,10,50,100} (units of LOAD_KIND
 # work in the critical section) x outside work {0, 9 x load} (a critical
@@ -71,7 +76,7 @@ BENCH_GRID = THREADS="$(BENCH_THREADS)" LOADS="$(BENCH_LOADS)" \
 	WAIT_FACTORS="$(BENCH_WAIT_FACTORS)" LOAD_KIND=$(LOAD_KIND) \
 	BENCH_ARGS="$(BENCH_ARGS)"
 
-.PHONY: perf bench pause-effect
+.PHONY: perf bench pause-effect spinners
 
 perf: tree
 	@echo "  PERF    $(PERF_OUT)/perf"
@@ -112,6 +117,12 @@ bench:
 	fi; \
 	$(BUILD)/venv/bin/python3 scripts/bench-report.py $(BUILD)/runs/bench $(BENCH_OUT) \
 		$$counts && [ "$$(cat $(BUILD)/runs/bench/status)" -eq 0 ] && [ $$vm -eq 0 ]
+
+spinners:
+	@$(MAKE) --no-print-directory DEBUG=0 kernel
+	@$(MAKE) --no-print-directory perf
+	@vm=0; $(call bench_vm,$(BUILD)/out/kernel,spinners-$(CPUS), \
+		$(TOP)/scripts/spinners-guest.sh $(PERF_OUT)/perf); exit $$vm
 
 pause-effect:
 	@$(MAKE) --no-print-directory DEBUG=0 kernel
