@@ -251,7 +251,7 @@ TEST_F(spinning, spinners_stay_below_cpus)
 	queued = futex_spin_stat("spin_queued") - queued;
 	ahead = futex_spin_stat("spin_ahead") - ahead;
 
-	TH_LOG("%d threads on %ld CPUs: %lld spinning at most, %lld spins queued behind %lld in all",
+	TH_LOG("%d threads on %ld CPUs: %lld spinning at most; %lld queued behind %lld",
 	       n, cpus, most, queued, ahead);
 	ASSERT_LT(0, self->r.delta[SPUN]) TH_LOG("nobody spun: nothing measured");
 	EXPECT_LE(1, most);
