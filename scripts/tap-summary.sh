@@ -9,6 +9,9 @@
 # points named in $TAP_EXPECTED_SKIPS (space-separated names as the TAP
 # line gives them, e.g. spinning.contended_acquisitions_spin): a kernel
 # variant sets those that cannot run there (a second CPU on a UP kernel).
+# A failed point is printed with the diagnostic lines ("# ...") that came
+# after the point before it (at most the last 20), so that a log that
+# keeps only this summary, as CI's does, still says which check failed.
 set -euo pipefail
 
 awk -v expected="${TAP_EXPECTED_SKIPS:-}" '
@@ -26,6 +29,11 @@ function skip(line,	name) {
 		print "skipped: " line
 	}
 }
+# The diagnostics since the last point, for a point that failed.
+function diagnose(	i, from) {
+	from = ndiag > 20 ? ndiag - 20 : 0
+	for (i = from + 1; i <= ndiag; i++) print "    " diag[i]
+}
 function close_plan() {
 	if (planned > seen) {
 		printf("missing %d of %d test points after plan at line %d\n",
@@ -34,17 +42,20 @@ function close_plan() {
 	}
 	planned = 0; seen = 0
 }
-FNR == 1 { close_plan() }
-/^1\.\.[0-9]+/ { close_plan(); planned = substr($1, 4) + 0; planline = NR; next }
+FNR == 1 { close_plan(); ndiag = 0 }
+/^#/ { diag[++ndiag] = $0 }
+/^1\.\.[0-9]+/ { close_plan(); ndiag = 0; planned = substr($1, 4) + 0; planline = NR; next }
 /^ok / {
 	seen++
 	if ($0 ~ /# *SKIP/) skip($0); else passed++
+	ndiag = 0
 	next
 }
 /^not ok / {
 	seen++
 	if ($0 ~ /# *SKIP/) skip($0)
-	else { failed++; print "FAILED: " $0 }
+	else { failed++; print "FAILED: " $0; diagnose() }
+	ndiag = 0
 	next
 }
 /^Bail out!/ { failed++; print "FAILED: " $0 }
