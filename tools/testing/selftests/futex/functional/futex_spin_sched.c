@@ -114,46 +114,6 @@ static bool contended_reach(struct __test_metadata *_metadata, long long target)
 }
 
 /*
- * Holds a lock, asleep in FUTEX_WAIT until released: an owner that ran
- * while the waiters queue (the test's thread, creating them) would let
- * them spin past their due times and ask, and the lock would go to the
- * first that asked, not to the first in line; and stay with it while it
- * cannot run, as the rst says of a task that asked and then stops running.
- */
-struct holder {
-	__u32 *word;
-	int locked;
-	int release;
-	long long unlocked;	/* CLOCK_MONOTONIC ns */
-	long ret;
-};
-
-static void *holder_fn(void *arg)
-{
-	struct holder *h = arg;
-
-	h->ret = fs_lock(h->word, FUTEX_SPIN_LOCK_PRIVATE, NULL);
-	__atomic_store_n(&h->locked, 1, __ATOMIC_SEQ_CST);
-	if (h->ret)
-		return NULL;
-	while (!__atomic_load_n(&h->release, __ATOMIC_SEQ_CST))
-		syscall(SYS_futex, &h->release, FUTEX_WAIT_PRIVATE, 0, NULL,
-			NULL, 0);
-	h->unlocked = fs_now_ns(CLOCK_MONOTONIC);
-	h->ret = fs_unlock(h->word, FUTEX_SPIN_UNLOCK_PRIVATE);
-	return NULL;
-}
-
-static long holder_release(struct holder *h, pthread_t t)
-{
-	__atomic_store_n(&h->release, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &h->release, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	if (fs_join(t, NULL))
-		return -ETIMEDOUT;
-	return h->ret;
-}
-
-/*
  * Queue the sleepers behind a lock a holder thread keeps, one at a time
  * in array order, then let go and compare the order they got it in with
  * @expect.
@@ -166,7 +126,7 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 {
 	long long passed = futex_spin_stat("unanswered_wakes");
 	long long contended = fs_stat(_metadata, "contended");
-	struct holder h = { .word = &q->word };
+	struct holder h = { .word = &q->word, .op = FUTEX_SPIN_LOCK_PRIVATE };
 	pthread_t holder;
 	int i, err;
 
@@ -794,7 +754,8 @@ static long long stuck_round(struct __test_metadata *_metadata,
 	long long after;
 
 	st->word = 0;
-	st->o = (struct holder){ .word = &st->word };
+	st->o = (struct holder){ .word = &st->word,
+				 .op = FUTEX_SPIN_LOCK_PRIVATE };
 	st->stop_hog = 0;
 	st->stop_m = 0;
 	st->m_turns = 0;

@@ -231,6 +231,7 @@ struct waiter {
 	bool early;
 	bool past_deadline;
 	long long ms;
+	long long taken_ns;	/* CLOCK_MONOTONIC when the lock call returned */
 	long unlock_ret;
 };
 
@@ -258,6 +259,7 @@ static inline void *waiter_fn(void *arg)
 	w->early = w->released && !__atomic_load_n(w->released, __ATOMIC_SEQ_CST);
 	w->past_deadline = fs_now_ns(clock) >= fs_ts_ns(&to);
 	w->ms = fs_ms_since(start);
+	w->taken_ns = fs_now_ns(CLOCK_MONOTONIC);
 	__atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
 	if (w->ret)
 		return NULL;
@@ -301,6 +303,49 @@ static inline bool fs_wait_flag(int *flag)
 static inline bool wait_done(struct waiter *w)
 {
 	return fs_wait_flag(&w->done);
+}
+
+/*
+ * Holds a lock, asleep in FUTEX_WAIT until released: an owner that ran
+ * while the waiters queue (the test's thread, creating them) would let
+ * them spin past their due times and ask, and the lock would go to the
+ * first that asked, not to the first in line; and stay with it while it
+ * cannot run, as the rst says of a task that asked and then stops running.
+ */
+struct holder {
+	__u32 *word;
+	int op;			/* FUTEX_SPIN_LOCK[_PRIVATE] */
+	pid_t tid;
+	int locked;
+	int release;
+	long long unlocked;	/* CLOCK_MONOTONIC ns */
+	long ret;
+};
+
+static inline void *holder_fn(void *arg)
+{
+	struct holder *h = arg;
+
+	h->tid = fs_gettid();
+	h->ret = fs_lock(h->word, h->op, NULL);
+	__atomic_store_n(&h->locked, 1, __ATOMIC_SEQ_CST);
+	if (h->ret)
+		return NULL;
+	while (!__atomic_load_n(&h->release, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &h->release, FUTEX_WAIT_PRIVATE, 0, NULL,
+			NULL, 0);
+	h->unlocked = fs_now_ns(CLOCK_MONOTONIC);
+	h->ret = fs_unlock(h->word, fs_unlock_op(h->op));
+	return NULL;
+}
+
+static inline long holder_release(struct holder *h, pthread_t t)
+{
+	__atomic_store_n(&h->release, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &h->release, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (fs_join(t, NULL))
+		return -ETIMEDOUT;
+	return h->ret;
 }
 
 /*
