@@ -800,12 +800,14 @@ static bool futex_spin_must_stop(struct futex_spin_waiter *w, u64 now)
  * future: when it is wrong, the task sleeps and nothing else depends on it.
  *
  * At most one task less than there are CPUs spins per lock: the owner needs
- * a CPU to finish, and a spinner beyond that only burns time.
+ * a CPU to finish, and a spinner beyond that only burns time. @ahead is set
+ * to the spinners already there.
  */
-static bool futex_spin_allowed(struct futex_spin_head *head)
+static bool futex_spin_allowed(struct futex_spin_head *head, int *ahead)
 {
 	int spinners = atomic_inc_return(&head->spinners);
 
+	*ahead = spinners - 1;
 	if (spinners >= num_online_cpus())
 		return false;
 	if (spinners > 1) {
@@ -916,18 +918,24 @@ static enum futex_spin_outcome futex_spin_poll_word(struct futex_spin_head *head
 	return why;
 }
 
-/* Poll the word from the head of the OSQ until it is taken or not worth it. */
+/*
+ * Poll the word from the head of the OSQ until it is taken or not worth it.
+ * The wait in the OSQ is timed only behind other spinners: alone, the
+ * spinner is at its head at once, and the clock is not worth reading.
+ */
 static enum futex_spin_outcome futex_spin_osq(struct futex_spin_head *head,
 					      struct futex_spin_waiter *w,
 					      u32 __user *uaddr,
-					      struct hrtimer_sleeper *to)
+					      struct hrtimer_sleeper *to,
+					      bool behind)
 {
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_RESCHED;
 	struct futex_spin_poll poll = { };
-	u64 start = ktime_get_ns();
+	u64 start = behind ? ktime_get_ns() : 0;
 	bool polls = osq_lock(&head->osq);
 
-	futex_spin_queued_for(start);
+	if (behind)
+		futex_spin_queued_for(start);
 	if (!polls)
 		return why;
 
@@ -951,6 +959,7 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 						   struct hrtimer_sleeper *to)
 {
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_CAP;
+	int ahead;
 
 	if (futex_spin_must_stop(w, ktime_get_ns()))
 		return FUTEX_SPIN_ABORTED_BOUND;
@@ -960,8 +969,8 @@ static enum futex_spin_outcome futex_spin_try_spin(struct futex_spin_head *head,
 	 * task that preempted it would sleep instead of spinning.
 	 */
 	preempt_disable();
-	if (futex_spin_allowed(head))
-		why = futex_spin_osq(head, w, uaddr, to);
+	if (futex_spin_allowed(head, &ahead))
+		why = futex_spin_osq(head, w, uaddr, to, ahead > 0);
 	atomic_dec(&head->spinners);
 	preempt_enable();
 	return why;
