@@ -20,6 +20,7 @@
 #
 #   apps-bench-guest.sh LIBDIR PERF
 set -uo pipefail
+. "$(dirname "$0")/guest-common.sh"
 
 lib=$1
 perf=$2
@@ -68,6 +69,12 @@ snap() {
 
 # The futex_spin counters of the run, per 1000 of its $4 operations
 kernel_counts() {
+	echo "$1 $2 $3$(futex_spin_stats_delta "$tmp/c0" "$tmp/c1" \
+		"$(awk -v ops="$4" 'BEGIN { print ops / 1000 }')" %.1f)" \
+		>>"$RUN_DIR/counters.txt"
+}
+
+counts() {
 	paste "$tmp/c0" "$tmp/c1" | awk -v ops="$4" -v run="$1 $2 $3" '
 		$4 != $2 { s = s sprintf(" %s=%.1f", $1, ($4 - $2) * 1000 / ops) }
 		END { print run s }' >>"$RUN_DIR/counters.txt"

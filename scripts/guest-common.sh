@@ -20,3 +20,13 @@ guest_finish() {
 	echo scan >/sys/kernel/debug/kmemleak
 	cat /sys/kernel/debug/kmemleak >"$RUN_DIR/kmemleak.txt"
 }
+
+# The futex_spin counters that changed between two copies of debugfs
+# stats, each as " name=value" on one line: the change, divided by PER
+# (default 1) and printed with FORMAT (default %d).
+#   futex_spin_stats_delta BEFORE AFTER [PER [FORMAT]]
+futex_spin_stats_delta() {
+	paste "$1" "$2" | awk -v per="${3:-1}" -v fmt="${4:-%d}" '
+		$4 != $2 { printf(" %s=" fmt, $1, ($4 - $2) / per) }
+		END { print "" }'
+}

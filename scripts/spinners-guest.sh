@@ -12,6 +12,7 @@
 #
 #   spinners-guest.sh PERF
 set -uo pipefail
+. "$(dirname "$0")/guest-common.sh"
 
 perf=$1
 d=/sys/kernel/debug/futex_spin
@@ -32,8 +33,7 @@ for mult in 1 2 4; do
 			"$n" $((n * mult)) $load \
 			"$(awk '/^spinners/ { print $2 }' $d/spin_max)" \
 			"$(awk '/^queued_ns/ { print $2 }' $d/spin_max)"
-		paste "$tmp/before" "$tmp/after" |
-			awk '$4 != $2 { printf(" %s=%d", $1, $4 - $2) } END { print "" }'
+		futex_spin_stats_delta "$tmp/before" "$tmp/after"
 	done
 done
 rm -rf "$tmp"
