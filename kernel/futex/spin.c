@@ -770,20 +770,6 @@ static int futex_spin_take_or_mark(struct futex_spin_head *head,
 }
 
 /*
- * Must the spinner stop to queue, or to ask for the lock? A task that has
- * spun FUTEX_SPIN_TURN_NS without queueing takes its place in line, and a
- * queued one past its due time asks. Both need the head lock; the spinner
- * then spins on. Only @w writes the fields read here, or a handoff, which
- * the spinner sees in the word.
- */
-static bool futex_spin_must_stop(struct futex_spin_waiter *w, u64 now)
-{
-	if (!READ_ONCE(w->queued))
-		return now - w->since > FUTEX_SPIN_TURN_NS;
-	return !READ_ONCE(w->asked) && now >= w->due;
-}
-
-/*
  * PREEMPT_RT: waiters do not spin. The spin runs with preemption off for
  * as long as user space keeps the lock, and an RT kernel bounds its
  * non-preemptible sections by what the kernel does, not by what a user
@@ -831,6 +817,20 @@ static void futex_spin_queued_for(u64 start)
 static bool futex_spin_should_stop(struct hrtimer_sleeper *to)
 {
 	return need_resched() || signal_pending(current) || (to && !to->task);
+}
+
+/*
+ * Must the spinner stop to queue, or to ask for the lock? A task that has
+ * spun FUTEX_SPIN_TURN_NS without queueing takes its place in line, and a
+ * queued one past its due time asks. Both need the head lock; the spinner
+ * then spins on. Only @w writes the fields read here, or a handoff, which
+ * the spinner sees in the word.
+ */
+static bool futex_spin_must_stop(struct futex_spin_waiter *w, u64 now)
+{
+	if (!READ_ONCE(w->queued))
+		return now - w->since > FUTEX_SPIN_TURN_NS;
+	return !READ_ONCE(w->asked) && now >= w->due;
 }
 
 struct futex_spin_poll {
