@@ -75,12 +75,6 @@ kernel_counts() {
 }
 
 counts() {
-	paste "$tmp/c0" "$tmp/c1" | awk -v ops="$4" -v run="$1 $2 $3" '
-		$4 != $2 { s = s sprintf(" %s=%.1f", $1, ($4 - $2) * 1000 / ops) }
-		END { print run s }' >>"$RUN_DIR/counters.txt"
-}
-
-counts() {
 	awk -F, '$3 ~ /sys_enter_futex/ { f = $1 } $3 ~ /context-switches/ { c = $1 }
 		 END { print f + 0, c + 0 }' "$tmp/stat"
 }
