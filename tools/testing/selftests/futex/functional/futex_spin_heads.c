@@ -71,7 +71,12 @@ struct heads_shm {
 	struct result res;
 	long long end_ns;	/* CLOCK_MONOTONIC: the scenario's time is up */
 	int held;		/* a doomed child holds its lock */
+	int doomed_lock;	/* the shared lock the doomed child took */
+	int doomed_step;	/* how far the doomed child got: enum below */
 };
+
+enum heads_doomed_step { DOOMED_FORKED, DOOMED_LOCKING, DOOMED_HOLDING,
+			 DOOMED_EXITING };
 
 /* What a scenario does */
 struct mix {
@@ -338,9 +343,12 @@ static void doomed_child(const struct mix *mix, unsigned int seed)
 		_exit(1);
 	}
 	i = pick(&w, NR_SHARED);
+	__atomic_store_n(&shm->doomed_lock, i, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&shm->doomed_step, DOOMED_LOCKING, __ATOMIC_SEQ_CST);
 	if (!heads_op(&w, &shm->m[i], &shm->slot[i], &shm->res.shared_claimed,
 		      true))
 		_exit(0);
+	__atomic_store_n(&shm->doomed_step, DOOMED_HOLDING, __ATOMIC_SEQ_CST);
 	count(&shm->res.deaths);
 	/* Die once another task sleeps on the lock, or in 100 ms anyway */
 	for (ms = 0; ms < 100; ms++) {
@@ -348,6 +356,7 @@ static void doomed_child(const struct mix *mix, unsigned int seed)
 			break;
 		usleep(1000);
 	}
+	__atomic_store_n(&shm->doomed_step, DOOMED_EXITING, __ATOMIC_SEQ_CST);
 	if (!mix->sigkill)
 		_exit(0);
 	__atomic_store_n(&shm->held, 1, __ATOMIC_SEQ_CST);
@@ -418,6 +427,37 @@ static int reap_child(pid_t pid)
 	return status;
 }
 
+/*
+ * A child that did not end: where it is, for the log. Its kernel stack
+ * (root only) tells a lock call that never returned from an exit that
+ * hangs; the step and the word say what the child had done.
+ */
+static void heads_dump_child(pid_t pid)
+{
+	static const char * const steps[] = {
+		"not in a lock call yet", "in its lock call",
+		"holding its lock", "exiting",
+	};
+	int step = __atomic_load_n(&shm->doomed_step, __ATOMIC_SEQ_CST);
+	int i = __atomic_load_n(&shm->doomed_lock, __ATOMIC_SEQ_CST);
+	char path[64], line[256], *state;
+	FILE *f;
+
+	if (step > DOOMED_FORKED && step <= DOOMED_EXITING)
+		ksft_print_msg("child %d: %s, lock %d's word %#x\n", pid,
+			       steps[step], i, fs_load(&shm->m[i].word));
+	else
+		ksft_print_msg("child %d: %s\n", pid, steps[DOOMED_FORKED]);
+	state = fs_task_stat(pid, pid, line, sizeof(line));
+	ksft_print_msg("child %d: state %.1s\n", pid, state ? state : "?");
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		ksft_print_msg("child %d: %s", pid, line);
+	if (f)
+		fclose(f);
+}
+
 /* Forks doomed or exec'ing children one after the other */
 static void spawner_proc(const struct mix *mix, unsigned int seed)
 {
@@ -427,6 +467,8 @@ static void spawner_proc(const struct mix *mix, unsigned int seed)
 	/* At least two, however slow the machine */
 	for (n = 0; n < 2 || !time_up(); n++) {
 		__atomic_store_n(&shm->held, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&shm->doomed_step, DOOMED_FORKED,
+				 __ATOMIC_SEQ_CST);
 		pid = heads_fork();
 		if (pid < 0) {
 			fail("fork: %s", strerror(errno));
@@ -442,6 +484,7 @@ static void spawner_proc(const struct mix *mix, unsigned int seed)
 		status = reap_child(pid);
 		if (status == -1) {
 			fail("child %d did not end", pid);
+			heads_dump_child(pid);
 			kill(pid, SIGKILL);
 			waitpid(pid, NULL, 0);
 			return;
