@@ -22,12 +22,7 @@ export PATH=$top/build/venv/bin:$PATH
 #   tools/perf/bench/futex*, tools/testing/selftests/futex/), and the one
 #   new file outside them (include/trace/events/futex_spin.h) is added to
 #   that entry by the patch that creates it.
-#   UNNECESSARY_ELSE: "else is not generally useful after a break or
-#   return", for the descent in futex_spin_first_unwoken() (spin.c): go
-#   left, stop here, or go right are one three-way choice, and the
-#   if/else if/else chain says so. checkpatch looks only at added lines,
-#   and the core patch adds all of spin.c.
-ignore=FILE_PATH_CHANGES,UNNECESSARY_ELSE
+ignore=FILE_PATH_CHANGES
 
 # The benchmark table: this build's `make bench` if it ran one, else the
 # run committed with the tree. Only its verdicts: the report's list of

@@ -516,12 +516,13 @@ static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head
 	for (;;) {
 		struct futex_spin_waiter *left = futex_spin_waiter_of(w->node.rb_left);
 
-		if (left && left->unwoken_below)
+		if (left && left->unwoken_below) {
 			w = left;
-		else if (!w->woken)
+			continue;
+		}
+		if (!w->woken)
 			return w;
-		else
-			w = futex_spin_waiter_of(w->node.rb_right);
+		w = futex_spin_waiter_of(w->node.rb_right);
 	}
 }
 
