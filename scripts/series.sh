@@ -24,6 +24,10 @@ export PATH=$top/build/venv/bin:$PATH
 #   that entry by the patch that creates it.
 ignore=FILE_PATH_CHANGES
 
+# The series' version, in every subject: bump it together with the cover
+# letter's "Changes since" list.
+version=3
+
 # The benchmark table: this build's `make bench` if it ran one, else the
 # run committed with the tree. Only its verdicts: the report's list of
 # every comparison, and what follows it, stay in the report.
@@ -52,7 +56,7 @@ bench_table() {
 
 cover() {
 	sed -n '/^Subject:/q;p' "$1"
-	echo "Subject: [PATCH 0/$2] futex: Optimistic spinning futex locks"
+	echo "Subject: [PATCH v$version 0/$2] futex: Optimistic spinning futex locks"
 	echo
 	cat "$top/patches/cover-letter.txt"
 	echo
@@ -75,6 +79,7 @@ export)
 	GIT_COMMITTER_DATE=$(git -C "$tree" log -1 --format=%cI work) \
 	git -C "$tree" -c user.name="$who" -c user.email="$mail" \
 		format-patch -q --cover-letter --base=base \
+		--subject-prefix="PATCH v$version" \
 		--zero-commit -o "$out" base..work
 	c=$(ls "$out"/0000-cover-letter.patch)
 	cover "$c" "$n" >"$c.new"
