@@ -435,7 +435,7 @@ static int reap_child(pid_t pid)
 static void heads_dump_child(pid_t pid)
 {
 	static const char * const steps[] = {
-		"not in a lock call yet", "in its lock call",
+		"before its robust lock (or an exec child)", "in its lock call",
 		"holding its lock", "exiting",
 	};
 	int step = __atomic_load_n(&shm->doomed_step, __ATOMIC_SEQ_CST);
@@ -443,11 +443,11 @@ static void heads_dump_child(pid_t pid)
 	char path[64], line[256], *state;
 	FILE *f;
 
-	if (step > DOOMED_FORKED && step <= DOOMED_EXITING)
+	if (step == DOOMED_FORKED)
+		ksft_print_msg("child %d: %s\n", pid, steps[step]);
+	else
 		ksft_print_msg("child %d: %s, lock %d's word %#x\n", pid,
 			       steps[step], i, fs_load(&shm->m[i].word));
-	else
-		ksft_print_msg("child %d: %s\n", pid, steps[DOOMED_FORKED]);
 	state = fs_task_stat(pid, pid, line, sizeof(line));
 	ksft_print_msg("child %d: state %.1s\n", pid, state ? state : "?");
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
