@@ -117,16 +117,10 @@ void fork_op(struct worker *w)
 	dl = mono_ns() + H->cfg.slack;
 	while (waitpid(pid, &st, WNOHANG) != pid) {
 		if (mono_ns() > dl) {
-			char stack[1024] = "", path[64];
-			int fd, n;
+			char stack[1024], path[64];
 
 			snprintf(path, sizeof(path), "/proc/%d/stack", pid);
-			fd = open(path, O_RDONLY);
-			if (fd >= 0) {
-				n = read(fd, stack, sizeof(stack) - 1);
-				stack[n > 0 ? n : 0] = 0;
-				close(fd);
-			}
+			read_file(path, stack, sizeof(stack));
 			failf(w, CK_HANG,
 			      "fork child %d did not exit within %llu s of SIGKILL (last op %s); kernel stack:\n%s",
 			      pid, H->cfg.slack / NSEC,
