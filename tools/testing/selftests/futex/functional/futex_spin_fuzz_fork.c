@@ -158,10 +158,16 @@ void exec_op(struct worker *w)
 	 * their TIDs: locks they hold get OWNER_DIED as on any exit.
 	 */
 	release_all(w);
-	/* one exec at a time, and not while the harness kills us */
+	/*
+	 * One exec at a time, and not while the harness kills us. The stamp
+	 * goes first: the watchdog times the exec from doomed_at as soon as
+	 * it sees doomed, and would find a zero or an earlier exec's time
+	 * there if the cas published doomed before it. A sibling that loses
+	 * the cas may overwrite the stamp with its own, as recent, time.
+	 */
+	pr->doomed_at = now;
 	if (!cas32(&pr->doomed, 0, 1, NULL))
 		return;
-	pr->doomed_at = now;
 	pr->last_exec = now;
 	snprintf(fdb, sizeof(fdb), "%d", H->cfg.memfd);
 	snprintf(slotb, sizeof(slotb), "%d", P.slot);

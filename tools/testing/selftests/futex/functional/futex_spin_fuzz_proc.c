@@ -32,6 +32,8 @@ static void segv_handler(int sig, siginfo_t *si, void *uc)
 	 * reported a second time as OWNER_DIED on a live holder.
 	 */
 	if (H && P.slot >= 0 && P.slot < MAX_PROCS) {
+		/* stamped first, as exec_op() does, for the watchdog */
+		H->procs[P.slot].doomed_at = mono_ns();
 		__atomic_store_n(&H->procs[P.slot].doomed, 1, __ATOMIC_SEQ_CST);
 		H->procs[P.slot].crash_sig = sig;
 		H->procs[P.slot].crash_addr = (unsigned long)si->si_addr;
