@@ -1208,11 +1208,11 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
-	bool spin = true, faulted = false, slept = false;
+	bool spin = true, look = false, faulted = false, slept = false;
 	int ret;
 
 	for (;;) {
-		bool stay = false;
+		bool stay = look;
 
 		if (spin) {
 			enum futex_spin_outcome why;
@@ -1260,6 +1260,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		faulted = false;
 		if (ret)
 			return ret;
+		look = false;
 		if (stay) {
 			spin = true;
 			continue;
@@ -1268,12 +1269,18 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		futex_spin_sleep(head, w, to);
 		slept = true;
 		/*
-		 * Woken: spin again if the owner runs. The sleeper keeps its
-		 * place in the tree meanwhile, so neither its priority order
-		 * nor its due time is lost.
+		 * Woken: look at the word, then spin again if the owner runs.
+		 * The look sets WAITERS, as a kernel mutex waiter spins with
+		 * MUTEX_FLAG_WAITERS set: the owner's next release enters the
+		 * kernel, where the spinner finds the word free. Spinning first
+		 * let the owner release and take the word back in user space,
+		 * unseen, for all of the spin. The sleeper keeps its place in
+		 * the tree meanwhile, so neither its priority order nor its
+		 * due time is lost.
 		 */
-		spin = !READ_ONCE(w->handed);
-		if (spin) {
+		spin = false;
+		look = !READ_ONCE(w->handed);
+		if (look) {
 			futex_spin_count(FUTEX_SPIN_STAT_RESPINS);
 			trace_futex_spin_respin(&head->key, w->tid);
 		}

@@ -259,6 +259,29 @@ inline ask(me, k, a, took)
 #endif
 }
 
+/*
+ * futex_spin_lock_locked(): take a handed word, else queue, ask if due and
+ * @ran (spinning, or back at the word after a wakeup), and take the free
+ * word or set WAITERS.
+ */
+inline locked(me, k, a, took, ran)
+{
+	if
+	:: handed[me] ->
+		handed[me] = false;
+		took = true;
+		done(me)
+	:: else ->
+		enqueue(me);
+		if
+		:: ran -> mark_asked(me)
+		:: else -> skip
+		fi;
+		woken[me] = false;
+		take_or_mark(me, k, a, took)
+	fi
+}
+
 /* FUTEX_SPIN_UNLOCK: hand over to the first asker, or wake one. */
 inline release(me, k, t, a)
 {
@@ -334,25 +357,12 @@ spin:
 	:: true
 	fi;
 
-	/* futex_spin_lock_locked() */
+	/* futex_spin_lock_locked(), to sleep */
 	d_step {
+		locked(me, k, a, took, woken[me]);
 		if
-		:: handed[me] ->
-			handed[me] = false;
-			took = true;
-			done(me)
-		:: else ->
-			enqueue(me);
-			if
-			:: woken[me] -> mark_asked(me)	/* back after a wakeup */
-			:: else -> skip
-			fi;
-			woken[me] = false;
-			take_or_mark(me, k, a, took);
-			if
-			:: !took -> asleep[me] = true
-			:: else -> skip
-			fi
+		:: !took -> asleep[me] = true
+		:: else -> skip
 		fi
 	};
 	if
@@ -365,7 +375,17 @@ spin:
 	:: !asleep[me]
 	:: MAY_STOP(me) -> gone[me] = true; false
 	fi;
-	goto spin;
+	if
+	:: MAY_STOP(me) -> gone[me] = true; false
+	:: true
+	fi;
+
+	/* Back after a wakeup: the look, without sleeping, then spin. */
+	d_step { locked(me, k, a, took, true) };
+	if
+	:: took -> goto cs
+	:: else -> goto spin
+	fi;
 
 cs:
 	incs++;
