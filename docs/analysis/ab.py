@@ -7,11 +7,14 @@
 KERNEL_A and KERNEL_B are the basenames of the kernel directories given to
 ab.sh. Prints per cell: mean throughput and the change, the slowest
 thread's share (mean and minimum over the runs), sleeps per run, p99
-acquisition latency in us, and the number of runs. Then, per cell, 90%
-intervals of the throughput change and of the change of the mean slowest
-share, by resampling whole boots with replacement (runs of one boot are
-not independent: a boot can be slow throughout): a change whose interval
-holds 0 is not told apart from the spread between boots.
+acquisition latency in us, the lock's turns per thread and run (a turn
+ends when a thread other than the last releaser takes the lock:
+ops x (1 - last releaser's share) / threads), and the number of runs.
+Then, per cell, 90% intervals of the throughput change and of the change
+of the mean slowest share, by resampling whole boots with replacement
+(runs of one boot are not independent: a boot can be slow throughout): a
+change whose interval holds 0 is not told apart from the spread between
+boots.
 
 When the runs include ww (ab.sh with TYPES="ww spin"), also spin's
 throughput over ww's in the same boot, per kernel: the median of those
@@ -34,7 +37,7 @@ def fields(line):
 
 
 def runs(tags, kernel, mutex='spin'):
-    """{cell: [(ops/s, slowest share, sleeps, p99 ns, boot)]} of one kernel"""
+    """{cell: [(ops/s, slowest share, sleeps, p99 ns, boot, turns)]}"""
     cells = collections.defaultdict(list)
     for tag in tags:
         for path in sorted(glob.glob(f'{RUNS}/ab{tag}-{kernel}-*/output.txt')):
@@ -46,10 +49,13 @@ def runs(tags, kernel, mutex='spin'):
                 f = fields(m.group(2))
                 nxt = lines[i + 1] if i + 1 < len(lines) else ''
                 stats = fields(nxt) if nxt.startswith('  ') else {}
-                cells[m.group(1)].append((float(f['ops_per_sec']),
-                                          float(f['slowest_share']),
+                ops = float(f['ops_per_sec'])
+                threads = int(m.group(1).split(',')[0])
+                turns = ops * (1 - float(f['last_releaser_share'])) / threads
+                cells[m.group(1)].append((ops, float(f['slowest_share']),
                                           int(stats.get('sleeps', 0)),
-                                          float(f['lat_p99_ns']), path))
+                                          float(f['lat_p99_ns']), path,
+                                          turns))
     return cells
 
 
@@ -99,19 +105,20 @@ def main():
     a, b = runs(tags, ka), runs(tags, kb)
     mean = statistics.mean
     print(f'cell       ops/s {ka} / {kb} (change)  slowest mean,min a / b'
-          '  sleeps/run a / b  p99 us a / b  n')
+          '  sleeps/run a / b  p99 us a / b  turns/thread a / b  n')
     for cell in a:
         ra, rb = a[cell], b.get(cell)
         if not rb:
             continue
         oa, ob = mean(r[0] for r in ra), mean(r[0] for r in rb)
         print('%-10s %8.0f / %8.0f (%+5.1f%%)  %.2f,%.2f / %.2f,%.2f'
-              '  %5.0f / %5.0f  %5.0f / %5.0f  %d/%d' % (
+              '  %5.0f / %5.0f  %5.0f / %5.0f  %5.0f / %5.0f  %d/%d' % (
                   cell, oa, ob, 100 * (ob / oa - 1),
                   mean(r[1] for r in ra), min(r[1] for r in ra),
                   mean(r[1] for r in rb), min(r[1] for r in rb),
                   mean(r[2] for r in ra), mean(r[2] for r in rb),
                   mean(r[3] for r in ra) / 1000, mean(r[3] for r in rb) / 1000,
+                  mean(r[5] for r in ra), mean(r[5] for r in rb),
                   len(ra), len(rb)))
     rng = random.Random(1)
     print('90% intervals, resampling boots: ops/s change, slowest share change')
