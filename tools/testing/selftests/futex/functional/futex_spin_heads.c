@@ -61,6 +61,7 @@ struct result {
 	unsigned long deaths;		/* children that died holding a lock */
 	unsigned long thread_exits;	/* threads that exited after one op */
 	unsigned long execs;
+	long long longest_lock_ns;	/* the longest lock call that got it */
 	int failed;
 	char msg[160];
 };
@@ -73,6 +74,7 @@ struct heads_shm {
 	int held;		/* a doomed child holds its lock */
 	int doomed_lock;	/* the shared lock the doomed child took */
 	int doomed_step;	/* how far the doomed child got: enum below */
+	long long doomed_ns[4];	/* CLOCK_MONOTONIC: when it got to each step */
 };
 
 enum heads_doomed_step { DOOMED_FORKED, DOOMED_LOCKING, DOOMED_HOLDING,
@@ -100,6 +102,13 @@ static struct heads_shm *shm;
 static struct futex_spin_mutex priv_m[NR_PRIVATE];
 static struct slot priv_slot[NR_PRIVATE];
 static unsigned long priv_claimed;
+
+static void doomed_step(enum heads_doomed_step step)
+{
+	__atomic_store_n(&shm->doomed_ns[step], fs_now_ns(CLOCK_MONOTONIC),
+			 __ATOMIC_SEQ_CST);
+	__atomic_store_n(&shm->doomed_step, step, __ATOMIC_SEQ_CST);
+}
 
 static void fail(const char *fmt, ...)
 {
@@ -191,6 +200,20 @@ static int pick(struct worker *w, int nr)
 	return (window + (r / 8) % w->mix->hot) % nr;
 }
 
+/* Raise *@longest to @ns if below, among processes */
+static void heads_longest(long long *longest, long long ns)
+{
+	long long cur = __atomic_load_n(longest, __ATOMIC_RELAXED);
+
+	/* A failed exchange reloads cur */
+	while (cur < ns) {
+		if (__atomic_compare_exchange_n(longest, &cur, ns, false,
+						__ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED))
+			break;
+	}
+}
+
 /*
  * Lock @m, check that it excludes, count, and (unless @keep) unlock.
  * Returns true if the caller still holds @m.
@@ -204,9 +227,14 @@ static bool heads_op(struct worker *w, struct futex_spin_mutex *m,
 	long long ms = short_deadline ? (int)((r / 100) % 4) - 1 : FS_MUST_MS;
 	struct timespec to = fs_deadline(CLOCK_MONOTONIC, ms);
 	__u32 tid = w->self.tid;
+	long long start;
 	int ret;
 
+	start = fs_now_ns(CLOCK_MONOTONIC);
 	ret = futex_spin_timedlock(m, &w->self, CLOCK_MONOTONIC, &to);
+	if (!ret || ret == -EOWNERDEAD)
+		heads_longest(&res->longest_lock_ns,
+			      fs_now_ns(CLOCK_MONOTONIC) - start);
 	if (ret == -ETIMEDOUT) {
 		if ((fs_load(&m->word) & FUTEX_TID_MASK) == tid)
 			fail("ETIMEDOUT, but the word %#x is the caller's",
@@ -336,7 +364,7 @@ static void worker_proc(const struct mix *mix, unsigned int seed)
 static void doomed_child(const struct mix *mix, unsigned int seed)
 {
 	struct worker w = { .mix = mix, .rng = seed };
-	int i, ms;
+	int i;
 
 	if (futex_spin_thread_init(&w.self, true)) {
 		fail("set_robust_list: %s", strerror(errno));
@@ -344,19 +372,20 @@ static void doomed_child(const struct mix *mix, unsigned int seed)
 	}
 	i = pick(&w, NR_SHARED);
 	__atomic_store_n(&shm->doomed_lock, i, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&shm->doomed_step, DOOMED_LOCKING, __ATOMIC_SEQ_CST);
+	doomed_step(DOOMED_LOCKING);
 	if (!heads_op(&w, &shm->m[i], &shm->slot[i], &shm->res.shared_claimed,
 		      true))
 		_exit(0);
-	__atomic_store_n(&shm->doomed_step, DOOMED_HOLDING, __ATOMIC_SEQ_CST);
+	doomed_step(DOOMED_HOLDING);
 	count(&shm->res.deaths);
-	/* Die once another task sleeps on the lock, or in 100 ms anyway */
-	for (ms = 0; ms < 100; ms++) {
-		if (fs_load(&shm->m[i].word) & FUTEX_WAITERS)
-			break;
+	/*
+	 * Die once another task sleeps on the lock, or after 100 ms anyway:
+	 * of time, not of 1 ms sleeps, which a loaded guest stretches.
+	 */
+	while (!(fs_load(&shm->m[i].word) & FUTEX_WAITERS) &&
+	       fs_ms_since(shm->doomed_ns[DOOMED_HOLDING]) < 100)
 		usleep(1000);
-	}
-	__atomic_store_n(&shm->doomed_step, DOOMED_EXITING, __ATOMIC_SEQ_CST);
+	doomed_step(DOOMED_EXITING);
 	if (!mix->sigkill)
 		_exit(0);
 	__atomic_store_n(&shm->held, 1, __ATOMIC_SEQ_CST);
@@ -440,14 +469,23 @@ static void heads_dump_child(pid_t pid)
 	};
 	int step = __atomic_load_n(&shm->doomed_step, __ATOMIC_SEQ_CST);
 	int i = __atomic_load_n(&shm->doomed_lock, __ATOMIC_SEQ_CST);
+	long long *ns = shm->doomed_ns;
 	char path[64], line[256], *state;
 	FILE *f;
+	int s;
 
 	if (step == DOOMED_FORKED)
 		ksft_print_msg("child %d: %s\n", pid, steps[step]);
 	else
 		ksft_print_msg("child %d: %s, lock %d's word %#x\n", pid,
 			       steps[step], i, fs_load(&shm->m[i].word));
+	/* Which step took the time: a lock call, or a child that did not run */
+	ksft_print_msg("child %d: forked %lld ms ago, %lld ms before the end\n",
+		       pid, fs_ms_since(ns[DOOMED_FORKED]),
+		       (shm->end_ns - ns[DOOMED_FORKED]) / 1000000);
+	for (s = DOOMED_LOCKING; s <= step; s++)
+		ksft_print_msg("child %d: %s at +%lld ms\n", pid, steps[s],
+			       (ns[s] - ns[DOOMED_FORKED]) / 1000000);
 	state = fs_task_stat(pid, pid, line, sizeof(line));
 	ksft_print_msg("child %d: state %.1s\n", pid, state ? state : "?");
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
@@ -456,6 +494,22 @@ static void heads_dump_child(pid_t pid)
 		ksft_print_msg("child %d: %s", pid, line);
 	if (f)
 		fclose(f);
+}
+
+/*
+ * Kills a doomed child once it holds its lock. Its way there is a lock
+ * call, which gives up after FS_MUST_MS, and at most 100 ms more: a child
+ * not there within twice FS_MUST_MS is a failure. It is killed then too,
+ * or it would wait in pause() for ever.
+ */
+static void heads_kill_holder(pid_t pid)
+{
+	if (!fs_wait_flag_ms(&shm->held, 2 * FS_MUST_MS)) {
+		fail("child %d did not hold its lock within %d ms", pid,
+		     2 * FS_MUST_MS);
+		heads_dump_child(pid);
+	}
+	kill(pid, SIGKILL);
 }
 
 /* Forks doomed or exec'ing children one after the other */
@@ -467,8 +521,7 @@ static void spawner_proc(const struct mix *mix, unsigned int seed)
 	/* At least two, however slow the machine */
 	for (n = 0; n < 2 || !time_up(); n++) {
 		__atomic_store_n(&shm->held, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&shm->doomed_step, DOOMED_FORKED,
-				 __ATOMIC_SEQ_CST);
+		doomed_step(DOOMED_FORKED);
 		pid = heads_fork();
 		if (pid < 0) {
 			fail("fork: %s", strerror(errno));
@@ -479,8 +532,8 @@ static void spawner_proc(const struct mix *mix, unsigned int seed)
 				exec_child(mix, seed + n, n);
 			doomed_child(mix, seed + n);
 		}
-		if (mix->sigkill && fs_wait_flag(&shm->held))
-			kill(pid, SIGKILL);
+		if (mix->sigkill)
+			heads_kill_holder(pid);
 		status = reap_child(pid);
 		if (status == -1) {
 			fail("child %d did not end", pid);
@@ -664,6 +717,8 @@ static void run_scenario(struct __test_metadata *_metadata, int seconds,
 		EXPECT_LT(0, n);
 		TH_LOG("%lld heads created", n);
 	}
+	TH_LOG("longest lock call that took the lock: %lld ms",
+	       res->longest_lock_ns / 1000000);
 	TH_LOG("%lu timeouts, %lu deaths holding, %lu EOWNERDEAD, %lu thread exits, %lu execs",
 	       res->timeouts, res->deaths, res->owner_died, res->thread_exits,
 	       res->execs);

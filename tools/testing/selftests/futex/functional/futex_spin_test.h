@@ -287,17 +287,22 @@ static inline bool waiter_queue(struct waiter *w)
 	return !waiter_start(w) && fs_wait_blocked(getpid(), w->tid);
 }
 
-/* Wait up to FS_MUST_MS for *@flag to be set; true once it is */
-static inline bool fs_wait_flag(int *flag)
+/* Wait up to @ms for *@flag to be set; true once it is */
+static inline bool fs_wait_flag_ms(int *flag, long long ms)
 {
 	long long start = fs_now_ns(CLOCK_MONOTONIC);
 
 	while (!__atomic_load_n(flag, __ATOMIC_SEQ_CST)) {
-		if (fs_ms_since(start) > FS_MUST_MS)
+		if (fs_ms_since(start) > ms)
 			return false;
 		usleep(1000);
 	}
 	return true;
+}
+
+static inline bool fs_wait_flag(int *flag)
+{
+	return fs_wait_flag_ms(flag, FS_MUST_MS);
 }
 
 static inline bool wait_done(struct waiter *w)
