@@ -66,6 +66,9 @@ struct result {
 	char msg[160];
 };
 
+enum heads_doomed_step { DOOMED_FORKED, DOOMED_LOCKING, DOOMED_HOLDING,
+			 DOOMED_EXITING };
+
 struct heads_shm {
 	struct futex_spin_mutex m[NR_SHARED];	/* page aligned: one page */
 	struct slot slot[NR_SHARED];
@@ -73,12 +76,9 @@ struct heads_shm {
 	long long end_ns;	/* CLOCK_MONOTONIC: the scenario's time is up */
 	int held;		/* a doomed child holds its lock */
 	int doomed_lock;	/* the shared lock the doomed child took */
-	int doomed_step;	/* how far the doomed child got: enum below */
-	long long doomed_ns[4];	/* CLOCK_MONOTONIC: when it got to each step */
+	int doomed_step;	/* how far the doomed child got: enum above */
+	long long doomed_ns[DOOMED_EXITING + 1];	/* CLOCK_MONOTONIC, per step */
 };
-
-enum heads_doomed_step { DOOMED_FORKED, DOOMED_LOCKING, DOOMED_HOLDING,
-			 DOOMED_EXITING };
 
 /* What a scenario does */
 struct mix {
