@@ -41,9 +41,16 @@ static void *owner_fn(void *arg)
 	for (i = 0; i < o->nr && !o->ret; i++)
 		o->ret = futex_spin_lock(o->m[i], &o->self);
 	__atomic_store_n(&o->locked, 1, __ATOMIC_SEQ_CST);
+	/*
+	 * One that is not running sleeps until told to die, not in a loop
+	 * of short sleeps: a waiter that finds it on a CPU spins, and one
+	 * that spins past its due time asks for the lock, which puts it
+	 * before the sleepers ahead of it that did not ask.
+	 */
 	while (!__atomic_load_n(&o->die, __ATOMIC_SEQ_CST)) {
 		if (!o->running)
-			usleep(1000);
+			syscall(SYS_futex, &o->die, FUTEX_WAIT_PRIVATE, 0,
+				NULL, NULL, 0);
 	}
 	/* Returning ends the thread: the kernel walks its robust list. */
 	return NULL;
@@ -63,6 +70,7 @@ static int owner_start(struct owner *o)
 static int owner_kill(struct owner *o)
 {
 	__atomic_store_n(&o->die, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &o->die, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	return fs_join(o->thread, NULL);
 }
 
@@ -286,7 +294,10 @@ TEST_F(spin_robust, thread_death_many_waiters)
 		marked += h[i].ret == -EOWNERDEAD;
 	}
 	EXPECT_EQ(1, marked);
-	/* The first queued got it: wake order is arrival order */
+	/*
+	 * The owner never ran while they queued, so none of them spun and
+	 * none asked for the lock: the first queued got it.
+	 */
 	EXPECT_EQ(-EOWNERDEAD, h[0].ret);
 	EXPECT_EQ(0, fs_load(&self->m[0]->word));
 }
