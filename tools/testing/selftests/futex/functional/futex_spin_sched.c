@@ -133,6 +133,12 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 	ASSERT_EQ(0, pthread_create(&holder, NULL, holder_fn, &h));
 	ASSERT_TRUE(fs_wait_flag(&h.locked));
 	ASSERT_EQ(0, h.ret);
+	/*
+	 * Not while it is still on a CPU on its way to sleep: a sleeper that
+	 * spins on it past its due time asks for the lock, and is handed it
+	 * before those ahead of it in line that did not ask.
+	 */
+	ASSERT_TRUE(fs_wait_blocked(getpid(), h.tid));
 	for (i = 0; i < nr; i++) {
 		q->o[i].word = &q->word;
 		q->o[i].id = i;
