@@ -192,11 +192,16 @@ if [ "$pin" = 1 ]; then
 	pinner=$!
 fi
 set +e
+# The command's output reaches the shared directory through a pipe: a
+# write there waits for QEMU on the host, which under TCG can take
+# milliseconds, and a test thread stalled in its log line lets the
+# threads it races with run on (upstream's futex_requeue_pi then gives
+# up its 1000 quick retries before a waiter counts itself).
 timeout -k 10 "$timeout" "$vng" --run "$image" "${vng_accel[@]}" --verbose \
 	"--qemu-opts=-name vm-run-$name,debug-threads=on -pidfile $run/qemu.pid" \
 	--cpus "$smp" --memory "$mem" "${numa_args[@]}" --rwdir "$run" \
 	--append "$append" \
-	--exec "{ lscpu; grep . /sys/devices/system/node/node*/distance; } > $run/topology.txt 2>&1; RUN_DIR=$run $quoted > $run/output.txt 2>&1; echo \$? > $run/rc; dmesg > $run/dmesg.txt" \
+	--exec "{ lscpu; grep . /sys/devices/system/node/node*/distance; } > $run/topology.txt 2>&1; { RUN_DIR=$run $quoted 2>&1; echo \$? > $run/rc; } | cat > $run/output.txt; dmesg > $run/dmesg.txt" \
 	</dev/null >"$log" 2>&1
 vng_rc=$?
 [ -z "$pinner" ] || { kill "$pinner" 2>/dev/null; wait "$pinner"; }

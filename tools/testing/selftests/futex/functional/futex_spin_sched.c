@@ -172,10 +172,12 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		for (i = 0; i < nr; i++)
 			TH_LOG("turn %d went to waiter %d", i, q->order[i]);
 	} else {
-		for (i = 0; i < nr; i++)
+		/* Braced: the message is a statement of its own after the check */
+		for (i = 0; i < nr; i++) {
 			EXPECT_EQ(expect[i], q->order[i])
 				TH_LOG("turn %d went to waiter %d, not %d", i,
 				       q->order[i], expect[i]);
+		}
 	}
 	EXPECT_EQ(0, q->word);
 }
