@@ -192,11 +192,11 @@ if [ "$pin" = 1 ]; then
 	pinner=$!
 fi
 set +e
-# The command's output reaches the shared directory through a pipe: a
-# write there waits for QEMU on the host, which under TCG can take
-# milliseconds, and a test thread stalled in its log line lets the
-# threads it races with run on (upstream's futex_requeue_pi then gives
-# up its 1000 quick retries before a waiter counts itself).
+# The command's output reaches the shared directory through a pipe, so
+# that a test thread's log line does not wait for QEMU on the host while
+# the threads it races with run on: upstream's futex_requeue_pi counts a
+# waiter as woken only after its log line, and gives up after 1000 quick
+# retries.
 timeout -k 10 "$timeout" "$vng" --run "$image" "${vng_accel[@]}" --verbose \
 	"--qemu-opts=-name vm-run-$name,debug-threads=on -pidfile $run/qemu.pid" \
 	--cpus "$smp" --memory "$mem" "${numa_args[@]}" --rwdir "$run" \
