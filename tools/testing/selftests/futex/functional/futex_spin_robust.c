@@ -49,8 +49,7 @@ static void *owner_fn(void *arg)
 	 */
 	while (!__atomic_load_n(&o->die, __ATOMIC_SEQ_CST)) {
 		if (!o->running)
-			syscall(SYS_futex, &o->die, FUTEX_WAIT_PRIVATE, 0,
-				NULL, NULL, 0);
+			fs_sleep_until_flag(&o->die);
 	}
 	/* Returning ends the thread: the kernel walks its robust list. */
 	return NULL;
@@ -69,8 +68,7 @@ static int owner_start(struct owner *o)
 
 static int owner_kill(struct owner *o)
 {
-	__atomic_store_n(&o->die, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &o->die, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	fs_set_flag(&o->die);
 	return fs_join(o->thread, NULL);
 }
 

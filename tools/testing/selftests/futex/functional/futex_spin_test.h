@@ -287,6 +287,19 @@ static inline bool waiter_queue(struct waiter *w)
 	return !waiter_start(w) && fs_wait_blocked(getpid(), w->tid);
 }
 
+/* Sleep, off the CPU, until fs_set_flag() sets *@flag */
+static inline void fs_sleep_until_flag(int *flag)
+{
+	while (!__atomic_load_n(flag, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, flag, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+}
+
+static inline void fs_set_flag(int *flag)
+{
+	__atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, flag, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* Wait up to @ms for *@flag to be set; true once it is */
 static inline bool fs_wait_flag_ms(int *flag, long long ms)
 {
@@ -336,9 +349,7 @@ static inline void *holder_fn(void *arg)
 	__atomic_store_n(&h->locked, 1, __ATOMIC_SEQ_CST);
 	if (h->ret)
 		return NULL;
-	while (!__atomic_load_n(&h->release, __ATOMIC_SEQ_CST))
-		syscall(SYS_futex, &h->release, FUTEX_WAIT_PRIVATE, 0, NULL,
-			NULL, 0);
+	fs_sleep_until_flag(&h->release);
 	h->unlocked = fs_now_ns(CLOCK_MONOTONIC);
 	h->ret = fs_unlock(h->word, fs_unlock_op(h->op));
 	return NULL;
@@ -346,8 +357,7 @@ static inline void *holder_fn(void *arg)
 
 static inline long holder_release(struct holder *h, pthread_t t)
 {
-	__atomic_store_n(&h->release, 1, __ATOMIC_SEQ_CST);
-	syscall(SYS_futex, &h->release, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	fs_set_flag(&h->release);
 	if (fs_join(t, NULL))
 		return -ETIMEDOUT;
 	return h->ret;
