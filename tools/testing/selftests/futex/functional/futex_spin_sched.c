@@ -124,7 +124,7 @@ static bool contended_reach(struct __test_metadata *_metadata, long long target)
 static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		      const int *expect, int nr)
 {
-	long long passed = futex_spin_stat("unanswered_wakes");
+	long long passed = fs_stat(_metadata, "unanswered_wakes");
 	long long contended = fs_stat(_metadata, "contended");
 	struct holder h = { .word = &q->word, .op = FUTEX_SPIN_LOCK_PRIVATE };
 	pthread_t holder;
@@ -167,7 +167,7 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		EXPECT_EQ(0, q->o[i].ret);
 		EXPECT_LE(0, q->o[i].unlock_ret);
 	}
-	if (passed >= 0 && futex_spin_stat("unanswered_wakes") > passed) {
+	if (fs_passed_over(_metadata, passed)) {
 		TH_LOG("a slow woken sleeper was passed over: order not checked");
 		for (i = 0; i < nr; i++)
 			TH_LOG("turn %d went to waiter %d", i, q->order[i]);

@@ -420,6 +420,17 @@ static inline long long fs_stat(struct __test_metadata *_metadata,
 }
 
 /*
+ * Whether, since @before (fs_stat() of "unanswered_wakes"), the head's timer
+ * passed over a woken waiter that did not look at the word within T (a slow
+ * guest): the lock's turns then need not have followed the queue.
+ */
+static inline bool fs_passed_over(struct __test_metadata *_metadata,
+				  long long before)
+{
+	return before >= 0 && fs_stat(_metadata, "unanswered_wakes") > before;
+}
+
+/*
  * The lockdep class of the futex hash-bucket locks: futex_hash_bucket_init()
  * initialises every one of them, of the global hash and of the processes'
  * private hashes alike.
