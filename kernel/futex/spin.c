@@ -1428,11 +1428,14 @@ static int futex_spin_release(union futex_key *key, u32 __user *uaddr,
 			ret = futex_spin_release_queued(head, uaddr, tid, keep);
 
 		/*
-		 * A task rewriting the word in a loop must not keep a task
-		 * being killed here: it dies owning the word, as it would
-		 * have a moment earlier (the robust list, if any, frees it).
+		 * Retried until done, as handle_futex_death() and
+		 * futex_unlock_pi() do, also for a task being killed: one
+		 * that took the word in futex_spin_lock() must not die
+		 * owning it, and an LL/SC helper fails its cmpxchg by itself
+		 * under false sharing. Only a task that keeps rewriting the
+		 * word keeps us here, and it runs to do so.
 		 */
-		if (ret == -EAGAIN && !fatal_signal_pending(current))
+		if (ret == -EAGAIN)
 			cond_resched();
 		else if (ret != -EFAULT || fault_in_user_writeable(uaddr))
 			break;

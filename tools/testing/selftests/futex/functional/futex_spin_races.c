@@ -3,10 +3,10 @@
  * FUTEX_SPIN_LOCK / FUTEX_SPIN_UNLOCK races that a test cannot win by
  * itself: an unlock that finds no queue head while a locker arrives, a
  * futex cmpxchg that keeps failing with a lock held or under a waiter with
- * a deadline, a waiter killed while it is handed the lock or just after it
- * took a dead owner's word, a real-time waiter queued behind a woken task
- * that has not run, sleepers behind a woken task that never runs while the
- * lock turns in user space, an unlocker preempted before it takes the
+ * a deadline, a waiter killed while it is handed the lock, once it owns the
+ * word while its cmpxchg fails, or just after it took a dead owner's word,
+ * a real-time waiter queued behind a woken task that has not run, sleepers
+ * behind a woken task that never runs while the lock turns in user space, an unlocker preempted before it takes the
  * queue head lock, a woken waiter that faults on the word. Each is ordered with
  * the debug knobs of CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in
  * debugfs), which hold one task at a named point or fail its cmpxchg of the
@@ -189,6 +189,47 @@ TEST_F(races, killed_while_handed_does_not_own)
 
 	EXPECT_NE(child, fs_load(self->word) & FUTEX_TID_MASK)
 		TH_LOG("the killed waiter owns the word: %#x", fs_load(self->word));
+	to = fs_deadline(CLOCK_MONOTONIC, FS_MUST_MS);
+	EXPECT_EQ(0, fs_lock(self->word, FUTEX_SPIN_LOCK, &to));
+}
+
+/*
+ * A waiter killed once the word is its own gives it back, however often its
+ * cmpxchg of the word fails: here for 200 ms, but one failure, as an LL/SC
+ * helper's under false sharing, was enough for it to die owning a word that
+ * no waiter of a non-robust lock could ever take again.
+ */
+TEST_F(races, killed_owner_gives_back_the_word)
+{
+	struct timespec to;
+	pid_t child;
+	int status;
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		/* Stopped until the parent has named it for the stall */
+		raise(SIGSTOP);
+		_exit(fs_lock(self->word, FUTEX_SPIN_LOCK, NULL) ? 1 : 0);
+	}
+	ASSERT_EQ(child, waitpid(child, &status, WUNTRACED));
+	ASSERT_TRUE(WIFSTOPPED(status)) TH_LOG("child status %#x", status);
+	ASSERT_EQ(0, fs_inject("tid", child));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_TAKEN));
+	ASSERT_EQ(0, kill(child, SIGCONT));
+	ASSERT_TRUE(fs_wait_blocked(child, child))
+		TH_LOG("the child did not stop with the word taken");
+	ASSERT_EQ(child, fs_load(self->word) & FUTEX_TID_MASK)
+		TH_LOG("word %#x", fs_load(self->word));
+
+	ASSERT_EQ(0, fs_inject("eagain_ms", 200));
+	ASSERT_EQ(0, kill(child, SIGKILL));
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
+	status = fs_reap(child);
+	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("child status %#x", status);
+
+	EXPECT_NE(child, fs_load(self->word) & FUTEX_TID_MASK)
+		TH_LOG("the killed child died owning the word: %#x", fs_load(self->word));
 	to = fs_deadline(CLOCK_MONOTONIC, FS_MUST_MS);
 	EXPECT_EQ(0, fs_lock(self->word, FUTEX_SPIN_LOCK, &to));
 }
