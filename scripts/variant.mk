@@ -35,7 +35,8 @@ NO_SPIN_SKIPS := spinning.spinners_stay_below_cpus \
 	spinning.spinner_queues_after_spinning_t \
 	spinning.spinner_queues_after_a_failed_cmpxchg \
 	spinning.spin_on_a_failing_cmpxchg_stops \
-	global.spinning_stops_after_t_on_one_owner
+	global.spinning_stops_after_t_on_one_owner \
+	global.alternating_owners_end_the_segment
 ifeq ($(VARIANT),up)
 CPUS := 1
 WIDE_CPUS :=

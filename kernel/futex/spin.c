@@ -132,9 +132,6 @@ struct futex_spin_waiter {
 	u64			seq;		/* head->lock */
 	u64			since;
 	u64			due;		/* head->lock, once queued */
-	/* The owner last spun on, and since when: a spin ends after T on it */
-	u32			spin_owner;
-	u64			spin_owner_since;	/* 0 until the clock is read */
 	/*
 	 * Written under head->lock. The waiter reads them without it while
 	 * it spins or after a wakeup, and decides under the lock.
@@ -219,14 +216,17 @@ static DEFINE_PER_CPU(unsigned long, futex_spin_stats[FUTEX_SPIN_NR_STATS]);
 static DEFINE_PER_CPU(unsigned long, futex_spin_outcomes[FUTEX_SPIN_NR_OUTCOMES]);
 
 /*
- * The most spinners seen on one lock at once, and the longest wait of a
- * spinner in the OSQ before it polled or gave up, since the last write to
- * debugfs spin_max: what many spinners do is counted, not timed, on a
- * machine whose CPUs are too few to time it.
+ * The most spinners seen on one lock at once, the longest wait of a
+ * spinner in the OSQ before it polled or gave up, and the longest poll of
+ * the word from the head of the OSQ, since the last write to debugfs
+ * spin_max: what many spinners do is counted, not timed, on a machine
+ * whose CPUs are too few to time it. The two times add up to the longest
+ * stretch a spinner spent with preemption off.
  */
 struct futex_spin_max {
 	unsigned long		spinners;
 	u64			queued_ns;
+	u64			segment_ns;
 };
 
 static DEFINE_PER_CPU(struct futex_spin_max, futex_spin_max);
@@ -786,16 +786,30 @@ static int futex_spin_take_or_mark(struct futex_spin_head *head,
  * spin on their own per-CPU node. Spinning is only a guess about the
  * future: when it is wrong, the task sleeps and nothing else depends on it.
  *
- * At most one task less than there are CPUs spins per lock: the owner needs
- * a CPU to finish, and a spinner beyond that only burns time. @ahead is set
- * to the spinners already there.
+ * A spin runs with preemption off and, unlike a kernel mutex's, on a
+ * critical section that user space makes as long as it likes; so it is cut
+ * into segments of at most FUTEX_SPIN_TURN_NS of polling each, with the
+ * scheduler, signals and the deadline looked at in between.
+ *
+ * At most FUTEX_SPIN_MAX_SPINNERS tasks spin per lock, and one less than
+ * there are CPUs: the owner needs a CPU to finish. A released word goes to
+ * one spinner, the one polling; the one behind it in the OSQ polls next and
+ * is there for the next release. A third would wait out two segments in
+ * the OSQ, where nothing but need_resched() ends its wait: with two, a
+ * task waits at most one segment there, and spends at most two with
+ * preemption off, deadline and fatal signal unchecked for that long only.
+ * The kernel mutex needs no such bound: its owners run kernel code, whose
+ * critical sections are short by the kernel's own rules.
  */
+#define FUTEX_SPIN_MAX_SPINNERS	2
+
+/* @ahead is set to the spinners already there. */
 static bool futex_spin_allowed(struct futex_spin_head *head, int *ahead)
 {
 	int spinners = atomic_inc_return(&head->spinners);
 
 	*ahead = spinners - 1;
-	if (spinners >= num_online_cpus())
+	if (spinners > FUTEX_SPIN_MAX_SPINNERS || spinners >= num_online_cpus())
 		return false;
 	if (spinners > 1) {
 		futex_spin_count(FUTEX_SPIN_STAT_SPIN_QUEUED);
@@ -834,47 +848,50 @@ static bool futex_spin_must_stop(struct futex_spin_waiter *w, u64 now)
 	return !READ_ONCE(w->asked) && now >= w->due;
 }
 
+/* One segment of polling: the owner last seen, and the segment's clock */
 struct futex_spin_poll {
 	struct task_struct	*owner;
 	u32			owner_tid;
 	unsigned int		loops;
+	u64			start;		/* 0 until the clock is read */
+	u64			now;
 };
 
 /*
- * The spinner's clocks, read every 64 polls (reading the clock costs more
- * than a poll of the word): the need to queue or ask stops the spin for a
- * moment, and FUTEX_SPIN_TURN_NS on one owner (a long critical section,
- * or two tasks spinning on each other's lock) ends it.
+ * The spinner's clock, read every 64 polls (reading the clock costs more
+ * than a poll of the word): the need to queue or ask stops the segment,
+ * and so does FUTEX_SPIN_TURN_NS of it, however often the word changed
+ * owner meanwhile. Neither a new owner nor a new ask restarts the clock:
+ * a word whose owner alternates between running tasks, or that user space
+ * rewrites, must not keep a task here with preemption off.
  */
 static enum futex_spin_outcome futex_spin_poll_clock(struct futex_spin_waiter *w,
 						     struct futex_spin_poll *p)
 {
-	u64 now;
-
 	if (++p->loops % 64)
 		return FUTEX_SPIN_POLLING;
-	now = ktime_get_ns();
-	if (futex_spin_must_stop(w, now))
+	p->now = ktime_get_ns();
+	if (!p->start)
+		p->start = p->now;
+	if (futex_spin_must_stop(w, p->now))
 		return FUTEX_SPIN_ABORTED_BOUND;
-	if (!w->spin_owner_since)
-		w->spin_owner_since = now;
-	else if (now - w->spin_owner_since > FUTEX_SPIN_TURN_NS)
+	if (p->now - p->start > FUTEX_SPIN_TURN_NS)
 		return FUTEX_SPIN_ABORTED_LIMIT;
 	return FUTEX_SPIN_POLLING;
 }
 
-/*
- * One look at the owned word: spin on only while its owner runs. A new
- * owner restarts the spinner's clock on it; the same owner keeps it
- * across the spins of one call.
- */
-static bool futex_spin_owner_runs(struct futex_spin_waiter *w,
-				  struct futex_spin_poll *p, u32 owner_tid)
+/* Called with preemption off, at the end of a segment. */
+static void futex_spin_segment_end(struct futex_spin_poll *p)
 {
-	if (owner_tid != w->spin_owner) {
-		w->spin_owner = owner_tid;
-		w->spin_owner_since = 0;
-	}
+	u64 polled = p->now - p->start;
+
+	if (polled > __this_cpu_read(futex_spin_max.segment_ns))
+		__this_cpu_write(futex_spin_max.segment_ns, polled);
+}
+
+/* One look at the owned word: spin on only while its owner runs. */
+static bool futex_spin_owner_runs(struct futex_spin_poll *p, u32 owner_tid)
+{
 	if (owner_tid != p->owner_tid) {
 		p->owner_tid = owner_tid;
 		p->owner = find_task_by_vpid(owner_tid);
@@ -908,7 +925,7 @@ static enum futex_spin_outcome futex_spin_poll_word(struct futex_spin_head *head
 			return FUTEX_SPIN_ACQUIRED;
 		if (ret == -EFAULT)
 			return FUTEX_SPIN_ABORTED_FAULT;
-	} else if (owner == w->tid || !futex_spin_owner_runs(w, p, owner)) {
+	} else if (owner == w->tid || !futex_spin_owner_runs(p, owner)) {
 		/* Handed over to us, or a forged word: the locked path decides. */
 		return FUTEX_SPIN_ABORTED_OWNER;
 	}
@@ -951,6 +968,7 @@ static enum futex_spin_outcome futex_spin_osq(struct futex_spin_head *head,
 	rcu_read_unlock();
 	WRITE_ONCE(w->spinning, false);
 	osq_unlock(&head->osq);
+	futex_spin_segment_end(&poll);
 	return why;
 }
 
@@ -1133,14 +1151,6 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		futex_spin_sleeper_add(head, w);
 		if (ran)
 			futex_spin_ask(head, w, ktime_get_ns());
-		/*
-		 * WAITERS is set: the owner's next release enters the kernel.
-		 * Until now it could release and take the word back in user
-		 * space unseen, and the clock on it counted all those holds;
-		 * from here it counts the one hold the spinner waits out.
-		 */
-		if (!sleep)
-			w->spin_owner_since = 0;
 		/* Looking at the word again was the duty of its wakeup. */
 		futex_spin_set_woken(w, false);
 		if (sleep)
@@ -1604,15 +1614,17 @@ static int futex_spin_max_show(struct seq_file *m, void *v)
 {
 	struct futex_spin_max *cpu_max;
 	unsigned long spinners = 0;
-	u64 queued_ns = 0;
+	u64 queued_ns = 0, segment_ns = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu) {
 		cpu_max = per_cpu_ptr(&futex_spin_max, cpu);
 		spinners = max(spinners, READ_ONCE(cpu_max->spinners));
 		queued_ns = max(queued_ns, READ_ONCE(cpu_max->queued_ns));
+		segment_ns = max(segment_ns, READ_ONCE(cpu_max->segment_ns));
 	}
-	seq_printf(m, "spinners %lu\nqueued_ns %llu\n", spinners, queued_ns);
+	seq_printf(m, "spinners %lu\nqueued_ns %llu\nsegment_ns %llu\n",
+		   spinners, queued_ns, segment_ns);
 	return 0;
 }
 
@@ -1632,6 +1644,7 @@ static ssize_t futex_spin_max_write(struct file *file, const char __user *buf,
 		cpu_max = per_cpu_ptr(&futex_spin_max, cpu);
 		WRITE_ONCE(cpu_max->spinners, 0);
 		WRITE_ONCE(cpu_max->queued_ns, 0);
+		WRITE_ONCE(cpu_max->segment_ns, 0);
 	}
 	return len;
 }
