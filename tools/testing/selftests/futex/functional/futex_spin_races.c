@@ -6,11 +6,12 @@
  * a deadline, a waiter killed while it is handed the lock, once it owns the
  * word while its cmpxchg fails, or just after it took a dead owner's word,
  * a real-time waiter queued behind a woken task that has not run, sleepers
- * behind a woken task that never runs while the lock turns in user space, an unlocker preempted before it takes the
- * queue head lock, a woken waiter that faults on the word. Each is ordered with
- * the debug knobs of CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in
- * debugfs), which hold one task at a named point or fail its cmpxchg of the
- * word; without them the tests are skipped.
+ * behind a woken task that never runs while the lock turns in user space,
+ * an unlocker preempted before it takes the queue head lock, a woken
+ * waiter that faults on the word. Each is ordered with the debug knobs of
+ * CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in debugfs), which hold one
+ * task at a named point or fail its cmpxchg of the word; without them the
+ * tests are skipped.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -984,9 +984,10 @@ TEST(alternating_owners_end_the_segment)
 	TH_LOG("longest OSQ wait %lld us, longest segment %lld us",
 	       queued_ns / 1000, segment_ns / 1000);
 	read_counters(after);
-	TH_LOG("spins ended: after T %lld, to queue or ask %lld, owner off CPU %lld, resched %lld; sleeps %lld",
+	TH_LOG("spins ended: after T %lld, to queue or ask %lld, owner off CPU %lld,",
 	       after[LIMIT] - before[LIMIT], after[BOUNDED] - before[BOUNDED],
-	       after[OFF_CPU] - before[OFF_CPU], after[RESCHED] - before[RESCHED],
+	       after[OFF_CPU] - before[OFF_CPU]);
+	TH_LOG("resched %lld; sleeps %lld", after[RESCHED] - before[RESCHED],
 	       after[SLEPT] - before[SLEPT]);
 	TH_LOG("first: %s after %lld ms, %lld ms on a CPU", strerror(-first.w.ret),
 	       first.w.ms, first.cpu_ns / 1000000);
