@@ -44,7 +44,7 @@ WIDE_CPUS :=
 export TAP_EXPECTED_SKIPS := $(NO_SPIN_SKIPS) \
 	spin_starve.other_cpu.waiter_gets_the_lock \
 	global.woken_waiter_that_cannot_run_holds_back_nobody \
-	wq_confined.woken_waiter_that_cannot_run_holds_back_nobody \
+	global.woken_waiter_that_cannot_run_holds_back_nobody_behind \
 	spinning.contended_acquisitions_spin \
 	spinning.fifo_spinner_does_not_livelock \
 	futex-mutex.short_wait_in_user_space \

@@ -23,7 +23,9 @@
  *     a waiter goes to sleep, or when a running waiter asks for the lock
  *     (below);
  *   - release the word on unlock: 0, or the TID of the first waiter that
- *     asked for the lock, plus WAITERS if others still wait. The queue
+ *     asked for the lock; plus WAITERS if others still wait, that is, for
+ *     a word handed over, if anyone else is queued, and for a word freed,
+ *     if a sleeper not woken is left after the unlock's wakeup. The queue
  *     head lock is held, or, when the key has no queue head, the hash
  *     bucket lock under which a locker would create one. A waiter killed
  *     before it could use the word it took releases it the same way,
@@ -32,21 +34,24 @@
  *     (done by the robust list walk, which then calls futex_spin_wake_robust()).
  *
  * The invariant that keeps sleepers from being forgotten, under the queue
- * head lock: if the sleeper tree is not empty, then WAITERS is set in the
- * word, or a sleeper has been woken and has not yet looked at the word
- * again (its w->woken). Each such sleeper answers for the others: it
- * takes the word (setting WAITERS if others remain), sets WAITERS before
- * sleeping again, or passes the wakeup on when it gives up. One that does
- * not run is passed over by the head's timer (futex_spin_unanswered()).
+ * head lock: if the tree holds a waiter that nobody woke since it queued
+ * or last looked at the word, WAITERS is set in the word, so that every
+ * unlock enters the kernel, as a kernel mutex keeps MUTEX_FLAG_WAITERS
+ * while it has waiters. A woken waiter answers for the others until it
+ * looks at the word: it takes the word (setting WAITERS if others
+ * remain), sets WAITERS before sleeping again, or passes the wakeup on
+ * when it gives up. Only while woken waiters alone remain can the word be
+ * released and taken in user space.
  *
  * The starvation rule: a queued waiter that has waited past its due time
  * asks for the lock each time it finds it taken while it spins or after a
  * wakeup, and the next unlock hands the lock to the first waiter in line
  * that has asked. An unlock also wakes the first waiter not yet woken, if
- * that one is ahead of the one handed the lock, and so does the head's
- * timer while a woken waiter has not looked at the word for
- * FUTEX_SPIN_TURN_NS. tools/testing/selftests/futex/model/ checks this
- * protocol with Spin.
+ * that one is ahead of the one handed the lock, or if no wakeup is
+ * outstanding, or if the last one has gone unanswered for
+ * FUTEX_SPIN_TURN_NS: a woken waiter that does not run is passed over by
+ * the next unlock after that. tools/testing/selftests/futex/model/ checks
+ * this protocol with Spin.
  *
  * Kernel state: one queue head per futex key, linked into the futex hash
  * bucket (of the process's private hash for a private key, moved with the
@@ -67,7 +72,6 @@
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
-#include <linux/kthread.h>
 #include <linux/osq_lock.h>
 #include <linux/percpu.h>
 #include <linux/rbtree_augmented.h>
@@ -85,9 +89,9 @@
  * The lock's one time quantum, T. A queued waiter is due once it has waited
  * T for each waiter that was queued when it queued, and one T more; past
  * that it asks for the lock (the starvation rule above). A task that has
- * spun T without queueing queues, a spinner stops after T on one owner,
- * and the head's timer passes over a woken waiter that has not looked at
- * the word within T. 1 ms, the threshold of Go's sync.Mutex starvation
+ * spun T without queueing queues, a segment of spinning ends after T,
+ * and an unlock passes over a woken waiter that has not looked at the
+ * word within T. 1 ms, the threshold of Go's sync.Mutex starvation
  * mode (src/sync/mutex.go, starvationThresholdNs), a lock whose waiters
  * also spin first and then sleep: it is tens of times a context switch
  * and a wakeup, so handing the lock to a waiter once per T costs little
@@ -108,9 +112,9 @@ struct futex_spin_head {
 	struct rb_root_cached	askers;		/* lock: those that asked */
 	u64			arrivals;	/* lock */
 	unsigned int		nr_sleepers;	/* lock */
-	/* lock: when a wakeup left WAITERS clear, 0 once a look answered it */
+	unsigned int		nr_unwoken;	/* lock: sleepers not woken */
+	/* lock: when the last wakeup went out, 0 once a look answered it */
 	u64			woke_at;
-	struct kthread_delayed_work unanswered;
 
 	struct optimistic_spin_queue osq;
 	atomic_t		spinners;
@@ -231,7 +235,6 @@ struct futex_spin_max {
 
 static DEFINE_PER_CPU(struct futex_spin_max, futex_spin_max);
 static struct kmem_cache *futex_spin_head_cache;
-static struct kthread_worker *futex_spin_worker;
 
 static void futex_spin_count(enum futex_spin_stat stat)
 {
@@ -307,8 +310,6 @@ static int futex_spin_private_hash(union futex_key *key)
 	return ret == -EBUSY ? 0 : ret;
 }
 
-static void futex_spin_unanswered(struct kthread_work *work);
-
 static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 {
 	struct futex_spin_head *head;
@@ -321,7 +322,6 @@ static struct futex_spin_head *futex_spin_head_alloc(union futex_key *key)
 	spin_lock_init(&head->lock);
 	head->sleepers = RB_ROOT_CACHED;
 	head->askers = RB_ROOT_CACHED;
-	kthread_init_delayed_work(&head->unanswered, futex_spin_unanswered);
 	osq_lock_init(&head->osq);
 	return head;
 }
@@ -374,8 +374,6 @@ static void futex_spin_head_put(struct futex_spin_head *head)
 	futex_spin_count(FUTEX_SPIN_STAT_HEADS_FREED);
 
 	WARN_ON_ONCE(!RB_EMPTY_ROOT(&head->sleepers.rb_root));
-	/* Nobody waits, so it finds nothing to do; it must not run later. */
-	kthread_cancel_delayed_work_sync(&head->unanswered);
 	call_rcu(&head->rcu, futex_spin_head_free);
 }
 
@@ -526,8 +524,11 @@ static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head
 	}
 }
 
-static void futex_spin_set_woken(struct futex_spin_waiter *w, bool woken)
+static void futex_spin_set_woken(struct futex_spin_head *head,
+				 struct futex_spin_waiter *w, bool woken)
 {
+	if (w->queued && w->woken != woken)
+		head->nr_unwoken += woken ? -1 : 1;
 	WRITE_ONCE(w->woken, woken);
 	if (w->queued)
 		futex_spin_unwoken_cb.propagate(&w->node, NULL);
@@ -555,6 +556,7 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 		w->seq = head->arrivals++;
 		w->due = w->since + (head->nr_sleepers + 1ULL) * FUTEX_SPIN_TURN_NS;
 		head->nr_sleepers++;
+		head->nr_unwoken += !w->woken;
 		WRITE_ONCE(w->queued, true);
 		futex_spin_count(FUTEX_SPIN_STAT_CONTENDED);
 		trace_futex_spin_contended(&head->key, w->tid);
@@ -574,6 +576,7 @@ static void futex_spin_sleeper_del(struct futex_spin_head *head,
 		rb_erase_augmented_cached(&w->node, &head->sleepers,
 					  &futex_spin_unwoken_cb);
 		head->nr_sleepers--;
+		head->nr_unwoken -= !w->woken;
 		WRITE_ONCE(w->queued, false);
 	}
 	if (w->asked) {
@@ -609,7 +612,8 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
 
 /*
  * A look at the word under the lock left WAITERS set, or took the word:
- * the next unlock enters the kernel, nobody owes a look any more.
+ * the next unlock enters the kernel, nobody owes a look any more, and that
+ * unlock may wake the next sleeper.
  */
 static void futex_spin_answered(struct futex_spin_head *head)
 {
@@ -617,44 +621,27 @@ static void futex_spin_answered(struct futex_spin_head *head)
 }
 
 /*
- * A wakeup left WAITERS clear: unless a woken waiter looks at the word
- * within FUTEX_SPIN_TURN_NS, the timer wakes the next one. One timer per
- * head, armed at most once per FUTEX_SPIN_TURN_NS, and it runs in a
- * kthread worker (futex_spin_init()): no hard interrupt, on PREEMPT_RT
- * either, however many wait.
- */
-static void futex_spin_unanswered_arm(struct futex_spin_head *head, u64 delay)
-{
-	kthread_queue_delayed_work(futex_spin_worker, &head->unanswered,
-				   nsecs_to_jiffies(delay) + 1);
-}
-
-/*
- * Wake the next waiter, which then answers for the WAITERS bit: the first
- * that asked for the lock if an owner's death woke nobody who did, else
- * the first not woken yet. Sleepers woken earlier that have not run yet
- * do not hold back the others: when waiters outnumber CPUs a woken task
- * can wait for a CPU longer than the lock is held many times over, and a
- * queue that is served one wakeup at a time falls behind the tasks that
- * take the word in user space and never sleep. An unlock enters the kernel
- * only when WAITERS is set, that is once per sleep or per acquisition by a
- * sleeper with others behind it, so the sleepers are woken as fast as they
- * queue, and no faster. A higher priority sleeper that queued since is
- * first in the tree and so the next one woken.
+ * Wake @w, which answers for the sleepers behind it until it looks at the
+ * word. A higher priority sleeper that queued since is first in the tree
+ * and so the next one woken.
  */
 static void futex_spin_wake(struct futex_spin_head *head,
 			    struct futex_spin_waiter *w,
 			    struct wake_q_head *wake_q)
 {
-	futex_spin_set_woken(w, true);
+	futex_spin_set_woken(head, w, true);
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
 
 	head->woke_at = ktime_get_ns();
-	futex_spin_unanswered_arm(head, FUTEX_SPIN_TURN_NS);
 }
 
+/*
+ * Wake the next waiter at once, for an owner's death or for a woken waiter
+ * that leaves: the first that asked for the lock if an owner's death woke
+ * nobody who did, else the first not woken yet.
+ */
 static bool futex_spin_wake_first(struct futex_spin_head *head,
 				  struct wake_q_head *wake_q)
 {
@@ -671,27 +658,23 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
 }
 
 /*
- * The head's timer: a woken waiter that does not run (SCHED_IDLE beside a
- * busy task, a throttled cgroup) would otherwise hold every sleeper behind
- * it for as long as it does not run, while the lock turns in user space.
+ * Whom an unlock that hands the lock to nobody wakes: the first sleeper
+ * not woken, unless a wakeup already out serves the sleepers. One serves
+ * until it has gone unanswered for FUTEX_SPIN_TURN_NS: a woken waiter
+ * that does not run (SCHED_IDLE beside a busy task, a throttled cgroup)
+ * would otherwise hold every sleeper behind it for as long as it does not
+ * run. WAITERS stays set meanwhile, so the unlocks that could pass it over
+ * enter the kernel.
  */
-static void futex_spin_unanswered(struct kthread_work *work)
+static struct futex_spin_waiter *futex_spin_to_wake(struct futex_spin_head *head)
 {
-	struct futex_spin_head *head = container_of(work, struct futex_spin_head,
-						    unanswered.work);
-	DEFINE_WAKE_Q(wake_q);
-	u64 waited;
+	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
 
-	spin_lock(&head->lock);
-	if (head->woke_at) {
-		waited = ktime_get_ns() - head->woke_at;
-		if (waited < FUTEX_SPIN_TURN_NS)
-			futex_spin_unanswered_arm(head, FUTEX_SPIN_TURN_NS - waited);
-		else if (futex_spin_wake_first(head, &wake_q))
-			futex_spin_count(FUTEX_SPIN_STAT_UNANSWERED);
-	}
-	spin_unlock(&head->lock);
-	wake_up_q(&wake_q);
+	if (!w || !head->woke_at)
+		return w;
+	if (ktime_get_ns() - head->woke_at < FUTEX_SPIN_TURN_NS)
+		return NULL;
+	return w;
 }
 
 /*
@@ -1152,7 +1135,7 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		if (ran)
 			futex_spin_ask(head, w, ktime_get_ns());
 		/* Looking at the word again was the duty of its wakeup. */
-		futex_spin_set_woken(w, false);
+		futex_spin_set_woken(head, w, false);
 		if (sleep)
 			set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN && ret != -EFAULT) {
@@ -1299,10 +1282,10 @@ static int futex_spin_wait(struct futex_spin_head *head,
 
 /*
  * Wake the first waiter not woken yet if it is ahead of @asker, which was
- * just handed the lock (any, for none). A sleeper ahead in line asks only
- * once it runs: were it left asleep while askers behind it are handed
- * the lock turn by turn (critical sections longer than their due times),
- * it would never get to ask.
+ * just handed the lock. A sleeper ahead in line asks only once it runs:
+ * were it left asleep while askers behind it are handed the lock turn by
+ * turn (critical sections longer than their due times), it would never
+ * get to ask.
  */
 static void futex_spin_wake_ahead(struct futex_spin_head *head,
 				  struct futex_spin_waiter *asker,
@@ -1310,9 +1293,7 @@ static void futex_spin_wake_ahead(struct futex_spin_head *head,
 {
 	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
 
-	if (!asker)
-		futex_spin_wake_first(head, wake_q);
-	else if (w && futex_spin_before(w, asker))
+	if (w && futex_spin_before(w, asker))
 		futex_spin_wake(head, w, wake_q);
 }
 
@@ -1357,12 +1338,14 @@ static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval,
 
 /*
  * Release the word and serve the waiters: the first that asked is handed
- * the lock, or else the next one is woken.
+ * the lock, or else the next one is woken (futex_spin_to_wake()). WAITERS
+ * stays set while a sleeper that nobody woke is left, so that the next
+ * unlock enters the kernel too.
  */
 static int futex_spin_release_queued(struct futex_spin_head *head,
 				     u32 __user *uaddr, u32 tid, u32 keep)
 {
-	struct futex_spin_waiter *w;
+	struct futex_spin_waiter *w, *next = NULL;
 	DEFINE_WAKE_Q(wake_q);
 	u32 nval = 0;
 	int ret;
@@ -1374,12 +1357,21 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 		nval = w->tid;
 		if (futex_spin_has_sleepers_besides(head, w))
 			nval |= FUTEX_WAITERS;
+	} else {
+		next = futex_spin_to_wake(head);
+		if (head->nr_unwoken > (next ? 1 : 0))
+			nval = FUTEX_WAITERS;
 	}
 	ret = futex_spin_word_release(uaddr, tid, nval, keep);
-	if (!ret && w)
+	if (!ret && w) {
 		futex_spin_hand_over(head, w, &wake_q);
-	if (!ret)
 		futex_spin_wake_ahead(head, w, &wake_q);
+	} else if (!ret && next) {
+		/* A wakeup still out has gone unanswered for T: passed over */
+		if (head->woke_at)
+			futex_spin_count(FUTEX_SPIN_STAT_UNANSWERED);
+		futex_spin_wake(head, next, &wake_q);
+	}
 	spin_unlock(&head->lock);
 	wake_up_q(&wake_q);
 	return ret;
@@ -1662,22 +1654,6 @@ static int __init futex_spin_init(void)
 	struct dentry *dir;
 
 	futex_spin_head_cache = KMEM_CACHE(futex_spin_head, SLAB_PANIC | SLAB_ACCOUNT);
-	/*
-	 * The heads' timers run in one worker of the lowest real-time
-	 * priority. The scheduler places a real-time task on a CPU that runs
-	 * none of higher priority (find_lowest_rq()), where it preempts normal
-	 * tasks at once; a normal worker, even at nice -20, is as often as not
-	 * placed behind the very real-time task that keeps a woken waiter from
-	 * running, and waits there until load balancing moves it, or for as
-	 * long as that task runs where the unbound workqueues are confined to
-	 * its CPU (isolcpus). Its work is short and comes at most once per
-	 * FUTEX_SPIN_TURN_NS per head, only while a wakeup goes unanswered.
-	 */
-	futex_spin_worker = kthread_run_worker(0, "futex_spin");
-	if (IS_ERR(futex_spin_worker))
-		panic("futex_spin: cannot create its worker\n");
-	sched_set_fifo_low(futex_spin_worker->task);
-
 	dir = debugfs_create_dir("futex_spin", NULL);
 	debugfs_create_file("live_heads", 0444, dir, NULL, &futex_spin_live_heads_fops);
 	debugfs_create_file("stats", 0444, dir, NULL, &futex_spin_stats_fops);

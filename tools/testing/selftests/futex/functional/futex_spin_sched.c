@@ -681,17 +681,19 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
 
 /*
  * A woken waiter that cannot run must not hold back the sleepers behind
- * it while the lock turns in user space. A, then W, then B sleep behind
- * O's hold of STUCK_HOLD_MS, long enough for any timer of theirs to fire
- * once; O, a holder, sleeps meanwhile, so none of them spins, and none has run past
- * its due time. W is SCHED_IDLE on CPU 0, which a SCHED_FIFO task then keeps
- * (unthrottled: a nice -20 task still leaves W a few slices, and RT
- * throttling 50 ms a second). The test's unlock wakes A, which takes the lock and unlocks at
- * once through the kernel: that wakes W, which cannot run, and frees the
- * word. M then relocks in user space in a loop on CPU 1, beside A and B.
- * B must get the lock within the rst's bound, (k + 1) * (2T + L + 2C):
- * k = 2 waiters ahead, T = 1 ms, C the longest hold (the test's), and L
- * the wakeup latency of a task beside M, measured here first.
+ * it while the lock turns. A (in the three-sleeper form), then W, then B
+ * sleep behind O's hold of STUCK_HOLD_MS, long enough for any timer of
+ * theirs to fire once; O, a holder, sleeps meanwhile, so none of them
+ * spins, and none has run past its due time. W is SCHED_IDLE on CPU 0,
+ * which a SCHED_FIFO task then keeps (unthrottled: a nice -20 task still
+ * leaves W a few slices, and RT throttling 50 ms a second). O's unlock
+ * wakes A, which takes the lock and unlocks at once through the kernel:
+ * that wakes W, which cannot run, and frees the word; without A, O's
+ * unlock wakes W. M then relocks in a loop on CPU 1, beside A and B, in
+ * user space whenever the word lets it. B must get the lock within the
+ * rst's bound, (k + 1) * (2T + L + 2C): k waiters ahead (2, or 1 without
+ * A), T = 1 ms, C the longest hold (the test's), and L the wakeup latency
+ * of a task beside M, measured here first. Each round's wait is logged.
  */
 #define STUCK_HOLD_MS	80
 #define STUCK_ROUNDS	16
@@ -753,7 +755,7 @@ static long long stuck_latency(struct __test_metadata *_metadata,
 
 /* One round; B's wait in ms, or -1 if the setup failed */
 static long long stuck_round(struct __test_metadata *_metadata,
-			     struct stuck *st, long long bound_ms)
+			     struct stuck *st, long long bound_ms, bool with_a)
 {
 	struct waiter a = { .word = &st->word, .op = FUTEX_SPIN_LOCK_PRIVATE,
 			    .forever = true, .unlock = true };
@@ -770,9 +772,12 @@ static long long stuck_round(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, fs_thread_create_on(&o, 1, SCHED_OTHER, 0, holder_fn, &st->o));
 	ASSERT_TRUE(fs_wait_flag(&st->o.locked));
 	ASSERT_EQ(0, st->o.ret);
-	ASSERT_EQ(0, fs_thread_create_on(&a.thread, 1, SCHED_OTHER, 0, waiter_fn, &a));
-	ASSERT_TRUE(fs_wait_flag(&a.started));
-	ASSERT_TRUE(fs_wait_blocked(getpid(), a.tid));
+	if (with_a) {
+		ASSERT_EQ(0, fs_thread_create_on(&a.thread, 1, SCHED_OTHER, 0,
+						 waiter_fn, &a));
+		ASSERT_TRUE(fs_wait_flag(&a.started));
+		ASSERT_TRUE(fs_wait_blocked(getpid(), a.tid));
+	}
 	ASSERT_EQ(0, fs_thread_create_on(&w.thread, 0, SCHED_IDLE, 0, waiter_fn, &w));
 	ASSERT_TRUE(fs_wait_flag(&w.started));
 	ASSERT_TRUE(fs_wait_blocked(getpid(), w.tid));
@@ -784,8 +789,10 @@ static long long stuck_round(struct __test_metadata *_metadata,
 
 	usleep(STUCK_HOLD_MS * 1000);
 	EXPECT_EQ(0, holder_release(&st->o, o));
-	EXPECT_TRUE(wait_done(&a));
-	EXPECT_EQ(0, fs_join(a.thread, NULL));
+	if (with_a) {
+		EXPECT_TRUE(wait_done(&a));
+		EXPECT_EQ(0, fs_join(a.thread, NULL));
+	}
 	ASSERT_EQ(0, fs_thread_create_on(&m, 1, SCHED_OTHER, 0, stuck_m_fn, st));
 
 	/* M stops at twice the bound, which lets a starved B through */
@@ -810,11 +817,13 @@ static long long stuck_round(struct __test_metadata *_metadata,
 }
 
 /* @rounds of stuck_round() against the rst's bound */
-static void stuck_rounds(struct __test_metadata *_metadata, int rounds)
+static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
+			 bool with_a)
 {
 	long long unanswered = futex_spin_stat("unanswered_wakes");
-	struct stuck st = { 0 };
 	long long l_ns, bound_ms, waited, worst = 0;
+	struct stuck st = { 0 };
+	int ahead = with_a ? 2 : 1;
 	char old[32];
 	int i;
 
@@ -822,12 +831,12 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds)
 	ASSERT_EQ(0, fs_knob_write(FS_RT_RUNTIME, "-1"));
 	ASSERT_EQ(0, fs_pin(1));
 	l_ns = stuck_latency(_metadata, &st);
-	bound_ms = 3 * (2 * STUCK_T_NS + l_ns + 2 * STUCK_HOLD_MS * 1000000LL) /
-		   1000000;
-	TH_LOG("L %lld us beside the relocker: bound %lld ms", l_ns / 1000,
-	       bound_ms);
+	bound_ms = (ahead + 1) *
+		   (2 * STUCK_T_NS + l_ns + 2 * STUCK_HOLD_MS * 1000000LL) / 1000000;
+	TH_LOG("%d ahead of B, L %lld us beside the relocker: bound %lld ms",
+	       ahead, l_ns / 1000, bound_ms);
 	for (i = 0; i < rounds; i++) {
-		waited = stuck_round(_metadata, &st, bound_ms);
+		waited = stuck_round(_metadata, &st, bound_ms, with_a);
 		EXPECT_GE(bound_ms, waited) TH_LOG("round %d: B waited %lld ms",
 						   i, waited);
 		worst = waited > worst ? waited : worst;
@@ -835,7 +844,7 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds)
 	fs_knob_write(FS_RT_RUNTIME, old);
 	TH_LOG("worst wait of B %lld ms; bound %lld ms", worst, bound_ms);
 	if (unanswered >= 0)
-		TH_LOG("%lld wakeups by the head's timer",
+		TH_LOG("%lld woken waiters passed over by an unlock",
 		       futex_spin_stat("unanswered_wakes") - unanswered);
 }
 
@@ -852,47 +861,17 @@ TEST(woken_waiter_that_cannot_run_holds_back_nobody)
 	fs_setup(_metadata);
 	if (!stuck_cpus_present())
 		SKIP(return, "needs CPUs 0 and 1");
-	stuck_rounds(_metadata, STUCK_ROUNDS);
+	stuck_rounds(_metadata, STUCK_ROUNDS, true);
 	fs_teardown(_metadata);
 }
 
-/*
- * The same, with the unbound workqueues confined to CPU 0, which the
- * SCHED_FIFO task keeps, as isolcpus confines them to the housekeeping
- * CPUs: the head's timer must not wait for a worker placed there. A
- * normal-priority worker did, and B got the lock only when M stopped, at
- * twice the bound, in every round.
- */
-#define WQ_CPUMASK	"/sys/devices/virtual/workqueue/cpumask"
-#define STUCK_WQ_ROUNDS	4
-
-FIXTURE(wq_confined) {
-	char old[256];
-	bool confined;
-};
-
-FIXTURE_SETUP(wq_confined)
+TEST(woken_waiter_that_cannot_run_holds_back_nobody_behind)
 {
 	fs_setup(_metadata);
 	if (!stuck_cpus_present())
 		SKIP(return, "needs CPUs 0 and 1");
-	if (!fs_knob_read(WQ_CPUMASK, self->old, sizeof(self->old)))
-		SKIP(return, "no %s", WQ_CPUMASK);
-	ASSERT_EQ(0, fs_knob_write(WQ_CPUMASK, "1"));
-	self->confined = true;
-}
-
-/* Also after a failed assertion: the mask outlives the test */
-FIXTURE_TEARDOWN(wq_confined)
-{
-	if (self->confined)
-		EXPECT_EQ(0, fs_knob_write(WQ_CPUMASK, self->old));
+	stuck_rounds(_metadata, STUCK_ROUNDS, false);
 	fs_teardown(_metadata);
-}
-
-TEST_F(wq_confined, woken_waiter_that_cannot_run_holds_back_nobody)
-{
-	stuck_rounds(_metadata, STUCK_WQ_ROUNDS);
 }
 
 TEST_HARNESS_MAIN

@@ -8,28 +8,45 @@
  *   each time it finds it taken while it spins or after a wakeup, and the
  *   next unlock hands the lock to the first waiter in line that has asked.
  *   An unlock also wakes the first waiter not yet woken, if that one is
- *   ahead of the one handed the lock, and so does the queue head's timer
- *   while a woken waiter has not looked at the word.
+ *   ahead of the one handed the lock, or if no wakeup is outstanding, or
+ *   if the last one has gone unanswered for T.
+ *
+ * and the invariant that makes the unlocks enter the kernel: WAITERS is
+ * set while a queued waiter that nobody woke is left.
  *
  * Checked by run.sh with Spin: mutual exclusion and the bypass bound are
- * assertions, "no lost wakeup" and "every waiter gets the lock" are LTL
- * formulas (the latter under weak fairness). -D options put known bugs
- * back, each of which must fail a check (run.sh expects that too):
+ * assertions, "no lost wakeup" and "WAITERS while a waiter not woken is
+ * queued" are safety LTL formulas, and "every waiter gets the lock" is
+ * one of liveness, under weak fairness, over runs where at most one owner
+ * dies (MAXDEATHS), or none. -D options put known bugs back, each of
+ * which must fail a check (run.sh expects that too):
  *
- *   ONESHOT      v2's self-wake timer instead: each sleeper's own timer
- *                wakes it once per call, whenever it has slept long
- *                enough (a hold longer than that spends it)
- *   NOTIMER      no timer at all
+ *   NOPASS       an unlock never passes over a woken waiter that has not
+ *                answered: one outstanding wakeup serves for ever
+ *   CLEARWAIT    v3's rule: an unlock that wakes a sleeper clears WAITERS
+ *                (the woken one answers for the others, and a timer for
+ *                it, not modelled)
  *   HAND_UNASKED the unlock hands the lock to the first waiter not woken,
  *                whether or not it asked (asleep and never shown to run)
  *   ROBUST_NOWAKE the robust list walk wakes no FUTEX_SPIN_LOCK sleeper
  *   ASK_NOMARK   asking does not set WAITERS
+ *   NOAHEAD      a handoff does not wake a sleeper ahead of the one it
+ *                goes to
+ *
+ * and probes, each an assertion that a step the code takes never happens,
+ * which must fail: that shows the model reaches the step, and that no
+ * guard of the model keeps it from being explored:
+ *
+ *   PROBE_HANDOFF3  a handoff while three tasks are alive
+ *   PROBE_AHEAD3    a handoff that wakes a sleeper ahead, three alive
+ *   PROBE_PASS3     an unlock that passes over a woken waiter, three alive
  *
  * What it abstracts away, and why that is sound for these properties:
- * - Time. A waiter's "waited T" and "due" are flags that a clock process
- *   sets at any moment after the waiter wants the lock (after it queued,
- *   for due), and eventually: the bound's formula is in the rst, the
- *   model proves the order of events that the formula counts.
+ * - Time. A waiter's "waited T" and "due", and "the last wakeup has gone
+ *   unanswered for T", are flags that clock processes set at any moment
+ *   after the waiter wants the lock (after it queued, for due; after the
+ *   wakeup, for the last), and eventually: the bound's formula is in the
+ *   rst, the model proves the order of events that the formula counts.
  * - Each section under the queue head lock is one atomic step: sections
  *   exclude each other, and each touches the word once, with a cmpxchg
  *   that the code retries after dropping the lock when it fails, which
@@ -47,7 +64,10 @@
  *   or asleep). Weak fairness holds for everything else: a task that
  *   asked was shown to run and runs again, with the latency that the
  *   rst's bound counts. live1 watches task 1, which always runs; the
- *   tasks are alike, so it stands for any task that runs.
+ *   tasks are alike, so it stands for any task that runs. Its premise is
+ *   the rst's: a woken waiter that never runs again is passed over by an
+ *   unlock, so task 1 gets the lock unless every other task has stopped
+ *   for good, which leaves nobody to unlock.
  */
 
 #define N	3
@@ -70,10 +90,8 @@ bool woken[N + 1];	/* woken, has not looked at the word since */
 bool asleep[N + 1];	/* in schedule(), until woken */
 bool asked[N + 1];	/* past its due time, asked while running */
 bool handed[N + 1];	/* the word was handed to it */
-bool duty;		/* WAITERS cleared by a wakeup nobody answered yet */
-#ifdef ONESHOT
-bool shot[N + 1];	/* its timer fired in this call */
-#endif
+bool duty;		/* a wakeup nobody answered yet (head->woke_at) */
+bool late;		/* ... and it has gone unanswered for T */
 
 /* The clock (see above) and what the checks observe. */
 bool want[N + 1];	/* in a lock call, does not own the word */
@@ -87,6 +105,9 @@ byte passed[N + 1];	/* acquisitions by others while it was first asker */
 byte deaths;
 
 #define SLEEPER(i)	(queued[i] && asleep[i] && !woken[i])
+#define UNWOKEN(i)	(queued[i] && !woken[i])
+#define UNWOKEN_ANY	(UNWOKEN(1) || UNWOKEN(2) || UNWOKEN(3))
+#define ALIVE		(deaths == 0 && !gone[1] && !gone[2] && !gone[3])
 #define LOOKER(i)	(queued[i] && (woken[i] || !asleep[i]))
 #define NOLOST		(!(tid == 0 && !robust_owed && \
 			   (SLEEPER(1) || SLEEPER(2) || SLEEPER(3)) && \
@@ -132,21 +153,21 @@ inline done(me)
 {
 	want[me] = false;
 	waited[me] = false;
-	due[me] = false;
-#ifdef ONESHOT
-	shot[me] = false;
-#endif
-	skip
+	due[me] = false
 }
 
-/* @me took the word itself: that passes over the first asker, if any. */
+/*
+ * @me took the word itself: that passes over the first asker, if any,
+ * which only an owner's death can let happen (the word was handed over
+ * otherwise), and then only once.
+ */
 inline acquired(me, k, a)
 {
 	FIRST_ASKER(a, k);
 	if
 	:: a != 0 && a != me ->
 		passed[a]++;
-		assert(passed[a] <= K)
+		assert(died && passed[a] <= K)
 	:: else -> skip
 	fi;
 	done(me)
@@ -199,10 +220,13 @@ inline dequeue(me, k)
 	passed[me] = 0
 }
 
+/* futex_spin_wake(): @t owes a look, and the clock on it starts. */
 inline wake(t)
 {
 	woken[t] = true;
-	asleep[t] = false
+	asleep[t] = false;
+	duty = true;
+	late = false
 }
 
 /*
@@ -218,7 +242,7 @@ inline wake_next(k, t)
 	:: else -> skip
 	fi;
 	if
-	:: t != 0 -> wake(t); duty = true
+	:: t != 0 -> wake(t)
 	:: else -> duty = false
 	fi
 }
@@ -282,7 +306,11 @@ inline locked(me, k, a, took, ran)
 	fi
 }
 
-/* FUTEX_SPIN_UNLOCK: hand over to the first asker, or wake one. */
+/*
+ * FUTEX_SPIN_UNLOCK: hand over to the first asker, or wake the first not
+ * woken unless an outstanding wakeup, not yet T old, serves
+ * (futex_spin_to_wake()); WAITERS stays while one not woken is left.
+ */
 inline release(me, k, t, a)
 {
 #ifdef HAND_UNASKED
@@ -293,6 +321,9 @@ inline release(me, k, t, a)
 	died = false;
 	if
 	:: t != 0 ->
+#ifdef PROBE_HANDOFF3
+		assert(!ALIVE);
+#endif
 		tid = t;
 		waiters = nq > 1;
 		duty = false;
@@ -300,18 +331,48 @@ inline release(me, k, t, a)
 		/* a sleeper ahead of it is woken, to ask in its turn */
 		FIRST_UNWOKEN(a, k);
 		if
-		:: a != 0 && rank[a] < rank[t] -> wake(a)
+#ifndef NOAHEAD
+		:: a != 0 && rank[a] < rank[t] ->
+#ifdef PROBE_AHEAD3
+			assert(!ALIVE);
+#endif
+			wake(a)
+#endif
 		:: else -> skip
 		fi;
 		dequeue(t, k);
 		asleep[t] = false
 	:: else ->
 		tid = 0;
-		waiters = false;
-		wake_next(k, t)
+		if
+#ifdef NOPASS
+		:: !duty -> FIRST_UNWOKEN(t, k)
+#else
+		:: !duty || late ->
+#ifdef PROBE_PASS3
+			assert(!(duty && ALIVE));
+#endif
+			FIRST_UNWOKEN(t, k)
+#endif
+		:: else -> skip
+		fi;
+		if
+		:: t != 0 -> wake(t)
+		:: else -> skip
+		fi;
+#ifdef CLEARWAIT
+		waiters = UNWOKEN_ANY && t == 0
+#else
+		waiters = UNWOKEN_ANY
+#endif
 	fi
 }
 
+/*
+ * k, a, t and took only carry values within one step, and each step that
+ * sets them clears them at its end: a dead value left in them would make
+ * otherwise equal states differ, and the search space many times larger.
+ */
 proctype task(byte me)
 {
 	byte k, a, t;
@@ -320,7 +381,7 @@ proctype task(byte me)
 idle:
 	want[me] = true;
 	if
-	:: atomic { tid == 0 && !waiters && !died -> tid = me; acquired(me, k, a) };
+	:: atomic { tid == 0 && !waiters && !died -> tid = me; acquired(me, k, a); k = 0; a = 0 };
 		goto cs
 	:: true		/* the word was not free when user space looked */
 	fi;
@@ -337,11 +398,12 @@ spin:
 			duty = false;
 			dequeue(me, k)
 		:: else -> skip
-		fi
+		fi;
+		k = 0; a = 0
 	   };
 		goto cs
 	:: tid != 0 && tid != me && MUST_ASK(me) ->
-		d_step { ask(me, k, a, took) };
+		d_step { ask(me, k, a, took); k = 0; a = 0 };
 		if
 		:: took -> goto cs
 		:: else -> skip
@@ -363,7 +425,8 @@ spin:
 		if
 		:: !took -> asleep[me] = true
 		:: else -> skip
-		fi
+		fi;
+		k = 0; a = 0
 	};
 	if
 	:: took -> goto cs
@@ -381,13 +444,14 @@ spin:
 	fi;
 
 	/* Back after a wakeup: the look, without sleeping, then spin. */
-	d_step { locked(me, k, a, took, true) };
+	d_step { locked(me, k, a, took, true); k = 0; a = 0 };
 	if
 	:: took -> goto cs
 	:: else -> goto spin
 	fi;
 
 cs:
+	took = false;
 	incs++;
 	assert(incs == 1);
 	incs--;
@@ -398,12 +462,13 @@ cs:
 #ifndef ROBUST_NOWAKE
 			wake_next(k, t);
 #endif
-			robust_owed = false
+			robust_owed = false;
+			k = 0; t = 0
 		};
 		gone[me] = true;
 		goto dead
 	:: atomic { tid == me && !waiters && !died -> tid = 0 }
-	:: else -> d_step { release(me, k, t, a) }
+	:: waiters || died -> d_step { release(me, k, t, a); k = 0; t = 0; a = 0 }
 	fi;
 	goto idle;
 dead:
@@ -419,32 +484,13 @@ proctype clock(byte me)
 	od
 }
 
-/*
- * The queue head's timer: while a woken waiter has not looked at the word
- * for T, it wakes the next one not woken.
- */
-#define SHOT_OK(k)	(queued[k] && !woken[k] && asleep[k] && !shot[k])
-
-#ifndef NOTIMER
-active proctype timer()
+/* The last wakeup eventually goes unanswered for T, if nobody answers it. */
+active proctype answer_clock()
 {
-	byte k, t;
-
 	do
-	:: d_step {
-#ifdef ONESHOT
-		SHOT_OK(1) || SHOT_OK(2) || SHOT_OK(3) ->
-		FIRST(t, k, SHOT_OK(k));
-		wake(t);
-		shot[t] = true
-#else
-		duty ->
-		wake_next(k, t)
-#endif
-	   }
+	:: atomic { duty && !late -> late = true }
 	od
 }
-#endif
 
 init
 {
@@ -461,4 +507,5 @@ init
 }
 
 ltl nolost { [] NOLOST }
-ltl live1 { [] (want[1] -> <> !want[1]) }
+ltl waitset { [] (UNWOKEN_ANY -> waiters) }
+ltl live1 { [] (want[1] -> <> (!want[1] || (gone[2] && gone[3]))) }

@@ -2,11 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Check futex_spin.pml with Spin (Debian: spin) and print TAP: the model
-# must pass mutual exclusion, the bypass bound and "no lost wakeup"
-# (safety) and "every waiter gets the lock" (liveness, weak fairness); and
-# each known bug put back (-D) must fail one of them, or the model proves
-# nothing. A failing check leaves Spin's trail, replayed step by step
-# (spin -t -p), in OUT/<name>.trail.txt.
+# must pass mutual exclusion, the bypass bound, "no lost wakeup" and
+# "WAITERS while a waiter not woken is queued" (safety) and "every waiter
+# gets the lock" (liveness, weak fairness), in runs where an owner may
+# die or not (a death is a choice, never forced); each known bug put back
+# (-D) must fail one of them, or the model proves nothing; and each probe
+# (an assertion that a step of the code never happens) must fail, or the
+# model never takes that step. A search that did not complete (memory,
+# depth) is an error, not a pass. A failing check leaves Spin's trail,
+# replayed step by step (spin -t -p), in OUT/<name>.trail.txt.
 #
 #   run.sh [OUT]     OUT defaults to a temporary directory
 
@@ -20,12 +24,17 @@ command -v spin >/dev/null || { echo "Bail out! spin is not installed"; exit 1; 
 # name, -D flags, claim, safety|liveness, pass|fail
 checks=(
 	"safety            ''                nolost  safety   pass"
+	"waitset           ''                waitset safety   pass"
 	"liveness          ''                live1   liveness pass"
-	"mutant-oneshot    '-DONESHOT'       live1   liveness fail"
-	"mutant-notimer    '-DNOTIMER'       live1   liveness fail"
+	"probe-handoff3    '-DPROBE_HANDOFF3 -DMAXDEATHS=0' nolost safety fail"
+	"probe-ahead3      '-DPROBE_AHEAD3 -DMAXDEATHS=0'   nolost safety fail"
+	"probe-pass3       '-DPROBE_PASS3 -DMAXDEATHS=0'    nolost safety fail"
+	"mutant-nopass     '-DNOPASS'        live1   liveness fail"
+	"mutant-clearwait  '-DCLEARWAIT'     waitset safety   fail"
 	"mutant-unasked    '-DHAND_UNASKED'  live1   liveness fail"
 	"mutant-robust     '-DROBUST_NOWAKE' nolost  safety   fail"
 	"mutant-nomark     '-DASK_NOMARK'    nolost  safety   fail"
+	"mutant-noahead    '-DNOAHEAD'       live1   liveness fail"
 )
 
 # Compile the verifier for @defs into $out/$name and run it; 0 on no error.
@@ -47,11 +56,16 @@ verify() {
 	(cd "$dir" && cc -O2 -w -DCOLLAPSE $cflags pan.c -o pan) || return 2
 	# shellcheck disable=SC2086
 	(cd "$dir" && ./pan $run -m2000000 >pan.log 2>&1)
+	if grep -qE "errors: [1-9]" "$dir/pan.log"; then
+		# shellcheck disable=SC2086
+		(cd "$dir" && spin -t -p -g $defs futex_spin.pml >"$out/$name.trail.txt" 2>&1)
+		return 1
+	fi
+	# "errors: 0" is printed by a search that ran out of memory or depth too
+	grep -qE "Search not completed|max search depth too small|out of memory" \
+		"$dir/pan.log" && return 2
 	grep -q "errors: 0" "$dir/pan.log" && return 0
-	grep -qE "errors: [1-9]" "$dir/pan.log" || return 2
-	# shellcheck disable=SC2086
-	(cd "$dir" && spin -t -p -g $defs futex_spin.pml >"$out/$name.trail.txt" 2>&1)
-	return 1
+	return 2
 }
 
 echo "TAP version 13"
