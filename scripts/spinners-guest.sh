@@ -8,7 +8,8 @@
 # around each run the kernel's futex_spin counters (debugfs stats) and
 # spin_max, reset before it. One line per run:
 #
-#   cpus N threads N load N spinners_max N queued_ns_max N name=delta ...
+#   cpus N threads N load N spinners_max N queued_ns_max N segment_ns_max N
+#   name=delta ...
 #
 #   spinners-guest.sh PERF
 set -uo pipefail
@@ -29,10 +30,11 @@ for mult in 1 2 4; do
 			-r 5 -l $load -w $load -s >"$tmp/out" 2>&1 ||
 			{ echo "spinners: perf bench failed"; cat "$tmp/out"; exit 1; }
 		cat $d/stats >"$tmp/after"
-		printf "cpus %d threads %d load %d spinners_max %d queued_ns_max %d" \
+		printf "cpus %d threads %d load %d spinners_max %d queued_ns_max %d segment_ns_max %d" \
 			"$n" $((n * mult)) $load \
 			"$(awk '/^spinners/ { print $2 }' $d/spin_max)" \
-			"$(awk '/^queued_ns/ { print $2 }' $d/spin_max)"
+			"$(awk '/^queued_ns/ { print $2 }' $d/spin_max)" \
+			"$(awk '/^segment_ns/ { print $2 }' $d/spin_max)"
 		futex_spin_stats_delta "$tmp/before" "$tmp/after"
 	done
 done
