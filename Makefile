@@ -116,11 +116,16 @@ check:
 	@bash $(LINUX)/tools/testing/selftests/futex/model/run.sh $(BUILD)/runs/model/spin \
 		>$(BUILD)/runs/model/output.txt 2>&1 || true
 	@grep -E '^(ok|not ok) ' $(BUILD)/runs/model/output.txt | sed 's/^/model: /'
+	@mkdir -p $(BUILD)/runs/harness
+	@bash scripts/harness-check.sh $(BUILD)/runs/harness/out \
+		>$(BUILD)/runs/harness/output.txt 2>&1 || true
+	@grep -E '^(ok|not ok) ' $(BUILD)/runs/harness/output.txt | sed 's/^/harness: /'
 	@vm=0; scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name check \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) --timeout $(TIMEOUT) \
 		-- $(TOP)/scripts/guest-check.sh $(SELFTESTS) $(BUILD)/perf/perf \
 		|| vm=$$?; \
-	runs="$(BUILD)/runs/check/output.txt $(BUILD)/runs/model/output.txt"; \
+	runs="$(BUILD)/runs/check/output.txt $(BUILD)/runs/model/output.txt \
+		$(BUILD)/runs/harness/output.txt"; \
 	touch $(BUILD)/runs/check/output.txt; \
 	if [ -n "$(WIDE_CPUS)" ]; then \
 		scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name check-wide \
