@@ -36,7 +36,8 @@ NO_SPIN_SKIPS := spinning.spinners_stay_below_cpus \
 	spinning.spinner_queues_after_a_failed_cmpxchg \
 	spinning.spin_on_a_failing_cmpxchg_stops \
 	global.spinning_stops_after_t_on_one_owner \
-	global.alternating_owners_end_the_segment
+	global.alternating_owners_end_the_segment \
+	spin_sched.rt_waiter_asks_at_once
 ifeq ($(VARIANT),up)
 CPUS := 1
 WIDE_CPUS :=

@@ -538,7 +538,11 @@ static void futex_spin_set_woken(struct futex_spin_head *head,
  * Queue @w, or move it if its priority changed since it last slept. It
  * keeps its arrival number, and with it its place among equals, and its
  * due time: one FUTEX_SPIN_TURN_NS for each waiter queued before it, one
- * more for itself, counted from its call's start.
+ * more for itself, counted from its call's start. A real-time waiter is
+ * due at once: it goes before every normal waiter in line, so they are
+ * not its turns to wait out, and among the askers it goes first by its
+ * priority; were it not due, the normal askers would be handed the lock
+ * before it, turn by turn, until it was.
  */
 static void futex_spin_sleeper_add(struct futex_spin_head *head,
 				   struct futex_spin_waiter *w)
@@ -554,7 +558,9 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 			rb_erase_cached(&w->ask_node, &head->askers);
 	} else {
 		w->seq = head->arrivals++;
-		w->due = w->since + (head->nr_sleepers + 1ULL) * FUTEX_SPIN_TURN_NS;
+		w->due = w->since;
+		if (prio == MAX_RT_PRIO)
+			w->due += (head->nr_sleepers + 1ULL) * FUTEX_SPIN_TURN_NS;
 		head->nr_sleepers++;
 		head->nr_unwoken += !w->woken;
 		WRITE_ONCE(w->queued, true);

@@ -3,9 +3,10 @@
  * FUTEX_SPIN_LOCK wake order and starvation: sleepers are served by
  * real-time priority, then in arrival order (normal tasks all equal,
  * whatever their nice level); an unlock hands the lock to a waiter that
- * asked for it past its due time, so a thread re-locking in a tight loop
- * cannot starve another waiter, whether that one sleeps or spins, nor can
- * a woken waiter that does not run hold back the others; handoffs come
+ * asked for it past its due time, which for a real-time waiter is at
+ * once, so a thread re-locking in a tight loop cannot starve another
+ * waiter, whether that one sleeps or spins, nor can a woken waiter that
+ * does not run hold back the others; handoffs come
  * at most about once per T (1 ms), so that the lock does not convoy; and
  * an unlock costs the same with thousands of woken sleepers that cannot
  * run as with a few.
@@ -203,6 +204,84 @@ TEST_F(spin_sched, rt_priority_order)
 		self->q.o[i].prio = prio[i];
 	}
 	run_order(_metadata, &self->q, expect, NR_ORDERED);
+}
+
+/*
+ * A real-time waiter is due at once. Five normal waiters queue behind the
+ * test's hold while the test thread is off the CPU, so they sleep at once
+ * and do not ask. A SCHED_FIFO waiter then spins, alone on CPU 1, on the
+ * test thread, which keeps the word on CPU 0 for RT_HOLD_MS: it queues
+ * after T and asks at once, ends its segment T later and sleeps as an
+ * asker, so that the test's unlock hands it the lock. Had its due time
+ * counted the five normal waiters (6T), it would have slept without
+ * asking and been woken instead, and the normal askers that a lock in use
+ * has by then would have been handed the lock before it, turn by turn.
+ * A try whose spin ended early (the test thread preempted, a wakeup) did
+ * not set the scene and is run again.
+ */
+#define RT_AHEAD	5
+#define RT_HOLD_MS	30
+#define RT_TRIES	5
+
+/* One try: true if it set the scene; *@handed, handoffs to the waiter */
+static bool rt_try(struct __test_metadata *_metadata, __u32 *word,
+		   __u32 me, long long *handed)
+{
+	struct waiter n[RT_AHEAD], r = {
+		.word = word, .op = FUTEX_SPIN_LOCK_PRIVATE,
+		.timeout_ms = FS_MUST_MS, .unlock = true,
+	};
+	long long handoffs, cut;
+	int i, go = 0;
+
+	fs_store(word, me);
+	for (i = 0; i < RT_AHEAD; i++) {
+		n[i] = r;
+		EXPECT_TRUE(waiter_queue(&n[i])) TH_LOG("waiter %d did not sleep", i);
+	}
+	r.go = &go;
+	EXPECT_EQ(0, fs_thread_create_on(&r.thread, 1, SCHED_FIFO, 10, waiter_fn, &r));
+	EXPECT_TRUE(fs_wait_flag(&r.started));
+	handoffs = fs_stat(_metadata, "handoffs");
+	cut = fs_stat(_metadata, "spin_aborted_owner") +
+	      fs_stat(_metadata, "spin_aborted_resched");
+
+	__atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);
+	fs_busy_until(fs_now_ns(CLOCK_MONOTONIC) + RT_HOLD_MS * 1000000LL);
+	EXPECT_LE(0, fs_unlock(word, FUTEX_SPIN_UNLOCK_PRIVATE));
+	EXPECT_EQ(0, fs_join(r.thread, NULL));
+	*handed = fs_stat(_metadata, "handoffs") - handoffs;
+	cut = fs_stat(_metadata, "spin_aborted_owner") +
+	      fs_stat(_metadata, "spin_aborted_resched") - cut;
+	for (i = 0; i < RT_AHEAD; i++) {
+		EXPECT_EQ(0, fs_join(n[i].thread, NULL));
+		EXPECT_EQ(0, n[i].ret);
+		EXPECT_GT(n[i].taken_ns, r.taken_ns)
+			TH_LOG("normal waiter %d got the lock first", i);
+	}
+	EXPECT_EQ(0, r.ret);
+	TH_LOG("real-time waiter: %lld handoffs, %lld spins cut short", *handed, cut);
+	return !cut;
+}
+
+TEST_F(spin_sched, rt_waiter_asks_at_once)
+{
+	long long handed = 0;
+	int try;
+
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs a second CPU");
+	if (fs_preempt_rt())
+		SKIP(return, "PREEMPT_RT: waiters do not spin");
+	if (fs_stat(_metadata, "handoffs") < 0)
+		SKIP(return, "no futex_spin stats in debugfs");
+	ASSERT_EQ(0, fs_pin(0));
+	for (try = 0; try < RT_TRIES; try++)
+		if (rt_try(_metadata, &self->word, self->tid, &handed))
+			break;
+	ASSERT_GT(RT_TRIES, try) TH_LOG("no try set the scene");
+	EXPECT_EQ(1, handed) TH_LOG("the real-time waiter was not handed the lock");
+	EXPECT_EQ(0, self->word);
 }
 
 /*
