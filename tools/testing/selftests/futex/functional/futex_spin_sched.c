@@ -764,8 +764,12 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
  * sleep behind O's hold of STUCK_HOLD_MS, long enough for any timer of
  * theirs to fire once; O, a holder, sleeps meanwhile, so none of them
  * spins, and none has run past its due time. W is SCHED_IDLE on CPU 0,
- * which a SCHED_FIFO task then keeps (unthrottled: a nice -20 task still
- * leaves W a few slices, and RT throttling 50 ms a second). O's unlock
+ * which a SCHED_FIFO task then keeps, with RT throttling off and CPU 0's
+ * fair server stopped: a nice -20 task still leaves W a few slices, and
+ * the fair server runs it 50 ms a second under any real-time load. In such
+ * a slice W took the lock and was preempted holding it, and B waited for
+ * the rest of the second, 820 to 950 ms: not what this test is about,
+ * for no lock can serve B while its holder does not run. O's unlock
  * wakes A, which takes the lock and unlocks at once through the kernel:
  * that wakes W, which cannot run, and frees the word; without A, O's
  * unlock wakes W. M then relocks in a loop on CPU 1, beside A and B, in
@@ -892,8 +896,14 @@ static long long stuck_round(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, w.ret);
 	TH_LOG("B waited %lld ms, done %lld ms after O's unlock; M relocked %lu times",
 	       b.ms, after, st->m_turns);
+	TH_LOG("W got the lock %lld ms after O's unlock, B %lld ms after",
+	       (w.taken_ns - st->o.unlocked) / 1000000,
+	       (b.taken_ns - st->o.unlocked) / 1000000);
 	return b.ms;
 }
+
+/* Runtime of CPU 0's fair server: CFS tasks' share under real-time load */
+#define FS_FAIR_SERVER0	"/sys/kernel/debug/sched/fair_server/cpu0/runtime"
 
 /* @rounds of stuck_round() against the rst's bound */
 static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
@@ -903,11 +913,15 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
 	long long l_ns, bound_ms, waited, worst = 0;
 	struct stuck st = { 0 };
 	int ahead = with_a ? 2 : 1;
-	char old[32];
+	char old[32], fair[32];
+	bool fair_server;
 	int i;
 
 	ASSERT_TRUE(fs_knob_read(FS_RT_RUNTIME, old, sizeof(old)));
 	ASSERT_EQ(0, fs_knob_write(FS_RT_RUNTIME, "-1"));
+	fair_server = fs_knob_read(FS_FAIR_SERVER0, fair, sizeof(fair));
+	if (fair_server)
+		ASSERT_EQ(0, fs_knob_write(FS_FAIR_SERVER0, "0"));
 	ASSERT_EQ(0, fs_pin(1));
 	l_ns = stuck_latency(_metadata, &st);
 	bound_ms = (ahead + 1) *
@@ -921,6 +935,8 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
 		worst = waited > worst ? waited : worst;
 	}
 	fs_knob_write(FS_RT_RUNTIME, old);
+	if (fair_server)
+		fs_knob_write(FS_FAIR_SERVER0, fair);
 	TH_LOG("worst wait of B %lld ms; bound %lld ms", worst, bound_ms);
 	if (unanswered >= 0)
 		TH_LOG("%lld woken waiters passed over by an unlock",
