@@ -12,7 +12,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$1
+out=$(realpath -m "$1")
 patch=$top/patches/kselftest/0001-selftests-harness-Clear-the-trigger-before-an-ASSERT.patch
 ksft=tools/testing/selftests
 rm -rf "$out"
@@ -53,7 +53,11 @@ for side in before after; do
 	cp "$top/build/linux/$ksft/kselftest_harness.h" "$top/build/linux/$ksft/kselftest.h" \
 		"$out/$side/$ksft/"
 done
-(cd "$out/after" && git apply "$patch") || { echo "Bail out! the patch does not apply"; exit 1; }
+# Not as part of the repository $out may sit in, where git apply would
+# skip paths outside the current folder without a word.
+GIT_CEILING_DIRECTORIES=$out git -C "$out/after" apply "$patch" &&
+	! cmp -s "$out/before/$ksft/kselftest_harness.h" "$out/after/$ksft/kselftest_harness.h" ||
+	{ echo "Bail out! the patch does not apply"; exit 1; }
 for side in before after; do
 	cc -I"$out/$side/$ksft" -o "$out/$side/t" "$out/t.c" &&
 		"$out/$side/t" >"$out/$side.txt" 2>&1
