@@ -47,11 +47,12 @@
  * asks for the lock each time it finds it taken while it spins or after a
  * wakeup, and the next unlock hands the lock to the first waiter in line
  * that has asked. An unlock also wakes the first waiter not yet woken, if
- * that one is ahead of the one handed the lock, or if no wakeup is
- * outstanding, or if the last one has gone unanswered for
- * FUTEX_SPIN_TURN_NS: a woken waiter that does not run is passed over by
- * the next unlock after that. tools/testing/selftests/futex/model/ checks
- * this protocol with Spin.
+ * it hands the lock over, or if no wakeup is outstanding, or if the last
+ * one has gone unanswered for FUTEX_SPIN_TURN_NS: a woken waiter that does
+ * not run is passed over by the next unlock after that. A handoff not
+ * taken within FUTEX_SPIN_TURN_NS is passed over by the next waiter that
+ * looks at the word. tools/testing/selftests/futex/model/ checks this
+ * protocol with Spin.
  *
  * Kernel state: one queue head per futex key, linked into the futex hash
  * bucket (of the process's private hash for a private key, moved with the
@@ -125,6 +126,9 @@ struct futex_spin_head {
 	 * under lock, read by spinners without it.
 	 */
 	unsigned int		handing_off;
+	/* lock: the waiter last handed the word, until it takes it, and when */
+	struct futex_spin_waiter *handed;
+	u64			handed_at;
 };
 
 struct futex_spin_waiter {
@@ -136,6 +140,7 @@ struct futex_spin_waiter {
 	u64			seq;		/* head->lock */
 	u64			since;
 	u64			due;		/* head->lock, once queued */
+	u64			look_at;	/* head->lock: wake by then, or 0 */
 	/*
 	 * Written under head->lock. The waiter reads them without it while
 	 * it spins or after a wakeup, and decides under the lock.
@@ -939,14 +944,18 @@ static enum futex_spin_outcome futex_spin_osq(struct futex_spin_head *head,
 	enum futex_spin_outcome why = FUTEX_SPIN_ABORTED_RESCHED;
 	struct futex_spin_poll poll = { };
 	u64 start = behind ? ktime_get_ns() : 0;
-	bool polls = osq_lock(&head->osq);
+	bool polls;
 
+	/* In the OSQ too: an unlock that hands it the word needs no wakeup */
+	WRITE_ONCE(w->spinning, true);
+	polls = osq_lock(&head->osq);
 	if (behind)
 		futex_spin_queued_for(start);
-	if (!polls)
+	if (!polls) {
+		WRITE_ONCE(w->spinning, false);
 		return why;
+	}
 
-	WRITE_ONCE(w->spinning, true);
 	rcu_read_lock();
 	while (!futex_spin_should_stop(to)) {
 		why = futex_spin_poll_word(head, w, uaddr, &poll);
@@ -1085,7 +1094,82 @@ static bool futex_spin_take_handed(struct futex_spin_head *head,
 	if (!w->handed)
 		return false;
 	WRITE_ONCE(head->handing_off, head->handing_off - 1);
+	if (head->handed == w)
+		head->handed = NULL;
 	return true;
+}
+
+static int futex_spin_release_locked(struct futex_spin_head *head,
+				     u32 __user *uaddr, u32 tid, u32 keep,
+				     struct wake_q_head *wake_q);
+
+/* @w, handed the word, goes back into line, last, woken: it owes a look. */
+static void futex_spin_requeue(struct futex_spin_head *head,
+			       struct futex_spin_waiter *w)
+{
+	WRITE_ONCE(w->handed, false);
+	WRITE_ONCE(head->handing_off, head->handing_off - 1);
+	head->handed = NULL;
+	w->seq = head->arrivals++;
+	WRITE_ONCE(w->woken, true);
+	w->unwoken_below = false;
+	head->nr_sleepers++;
+	WRITE_ONCE(w->queued, true);
+	rb_add_augmented_cached(&w->node, &head->sleepers, futex_spin_waiter_less,
+				&futex_spin_unwoken_cb);
+}
+
+/*
+ * A handoff that has not been taken FUTEX_SPIN_TURN_NS after it was made
+ * is passed over by the next waiter to look at the word, as an unlock
+ * passes over a wakeup that long unanswered: the word is released as the
+ * unlock would have released it without the waiter handed it, which goes
+ * back into line and asks again once it runs. A dead owner's mark stays,
+ * as on the kill path: that waiter never ran the critical section.
+ * Returns 0, or the error of the release, which leaves the handoff as it
+ * was.
+ */
+static int futex_spin_pass_handed(struct futex_spin_head *head,
+				  u32 __user *uaddr, struct wake_q_head *wake_q)
+{
+	struct futex_spin_waiter *w = head->handed;
+	int ret;
+
+	if (!w || ktime_get_ns() - head->handed_at < FUTEX_SPIN_TURN_NS)
+		return 0;
+	futex_spin_requeue(head, w);
+	ret = futex_spin_release_locked(head, uaddr, w->tid, FUTEX_OWNER_DIED,
+					wake_q);
+	/* -EPERM: user space wrote another owner, there is nothing to pass */
+	if (!ret || ret == -EPERM) {
+		futex_spin_count(FUTEX_SPIN_STAT_UNANSWERED);
+		return 0;
+	}
+	futex_spin_sleeper_del(head, w);
+	WRITE_ONCE(w->handed, true);
+	WRITE_ONCE(head->handing_off, head->handing_off + 1);
+	head->handed = w;
+	return ret;
+}
+
+/*
+ * Look at the word: pass over a stale handoff, which may hand the word to
+ * @w, else take the free word or set WAITERS.
+ */
+static int futex_spin_look(struct futex_spin_head *head,
+			   struct futex_spin_waiter *w, u32 __user *uaddr,
+			   struct wake_q_head *wake_q)
+{
+	int ret = futex_spin_pass_handed(head, uaddr, wake_q);
+
+	if (ret)
+		return ret;
+	if (futex_spin_take_handed(head, w))
+		return 1;
+	ret = futex_spin_take_or_mark(head, w, uaddr);
+	if (ret == 1)
+		futex_spin_count(FUTEX_SPIN_STAT_TAKEN_AT_LOOK);
+	return ret;
 }
 
 /*
@@ -1098,17 +1182,18 @@ static bool futex_spin_take_handed(struct futex_spin_head *head,
  * waiter stays queued: a fault in user space's page tables must not cost
  * it its place in line.
  *
- * A waiter that stays and has shown that it runs, by spinning or by
- * coming back to the word after a wakeup, asks for the lock past its due
- * time. Its first look of the call does not count: a task that sleeps at
- * once and is never woken again may never run again either.
+ * A waiter that stays and has shown that it runs, by spinning (@spun, or
+ * a spin that goes on) or by coming back to the word after a wakeup, asks
+ * for the lock past its due time, however its spin ended. Its first look
+ * of the call does not count: a task that sleeps at once and is never
+ * woken again may never run again either.
  *
  * A task being killed takes nothing: it would die owning the word.
  */
 static int futex_spin_lock_locked(struct futex_spin_head *head,
 				  struct futex_spin_waiter *w,
 				  u32 __user *uaddr, struct hrtimer_sleeper *to,
-				  bool sleep)
+				  bool sleep, bool spun)
 {
 	DEFINE_WAKE_Q(wake_q);
 	int ret;
@@ -1119,9 +1204,7 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 	} else if (fatal_signal_pending(current)) {
 		ret = -EINTR;
 	} else {
-		ret = futex_spin_take_or_mark(head, w, uaddr);
-		if (ret == 1)
-			futex_spin_count(FUTEX_SPIN_STAT_TAKEN_AT_LOOK);
+		ret = futex_spin_look(head, w, uaddr, &wake_q);
 		/*
 		 * Not taken: past the deadline or with a signal pending the
 		 * waiter leaves, also when another task keeps changing the
@@ -1135,13 +1218,15 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		futex_spin_sleeper_del(head, w);
 	} else if (!ret) {
 		/* Shown to run: spinning, or back at the word after a wakeup */
-		bool ran = !sleep || w->woken;
+		bool ran = spun || !sleep || w->woken;
 
 		futex_spin_sleeper_add(head, w);
 		if (ran)
 			futex_spin_ask(head, w, ktime_get_ns());
 		/* Looking at the word again was the duty of its wakeup. */
 		futex_spin_set_woken(head, w, false);
+		/* A handoff not taken is for a waiter to pass over, in time */
+		w->look_at = head->handed ? head->handed_at + FUTEX_SPIN_TURN_NS : 0;
 		if (sleep)
 			set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN && ret != -EFAULT) {
@@ -1177,6 +1262,24 @@ static bool futex_spin_timer_fired(struct hrtimer_sleeper *t)
 	return t && !t->task;
 }
 
+/*
+ * Sleep until woken, or until a handoff outstanding when we queued is
+ * FUTEX_SPIN_TURN_NS old, to pass it over if it is still not taken. The
+ * timer is the waiter's own, on its stack, and soft: what it starts is a
+ * look at the word, task work that nothing waits for in interrupt context.
+ * It has no slack: the bound counts its period.
+ */
+static void futex_spin_schedule(struct futex_spin_waiter *w)
+{
+	ktime_t look_at = ns_to_ktime(w->look_at);
+
+	if (!w->look_at) {
+		schedule();
+		return;
+	}
+	schedule_hrtimeout_range(&look_at, 0, HRTIMER_MODE_ABS_SOFT);
+}
+
 static void futex_spin_sleep(struct futex_spin_head *head,
 			     struct futex_spin_waiter *w,
 			     struct hrtimer_sleeper *to)
@@ -1190,7 +1293,7 @@ static void futex_spin_sleep(struct futex_spin_head *head,
 	 * at once for a pending one.
 	 */
 	if (!futex_spin_timer_fired(to))
-		schedule();
+		futex_spin_schedule(w);
 	__set_current_state(TASK_RUNNING);
 	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
 }
@@ -1208,10 +1311,11 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
 	bool spin = true, look = false, faulted = false, slept = false;
+	bool first = true;
 	int ret;
 
 	for (;;) {
-		bool stay = look;
+		bool stay = look, spun = spin && !first;
 
 		if (spin) {
 			enum futex_spin_outcome why;
@@ -1219,8 +1323,9 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			why = futex_spin_on_owner(head, w, uaddr, to);
 			/*
 			 * Only a handoff clears w->queued behind our back,
-			 * and a word handed to us is not taken by spinning:
-			 * reading it here does not race.
+			 * and only its pass-over sets it again, before it
+			 * releases the word we took: reading it here after
+			 * our cmpxchg does not race.
 			 */
 			if (why == FUTEX_SPIN_ACQUIRED) {
 				if (READ_ONCE(w->queued))
@@ -1231,7 +1336,8 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			stay = why == FUTEX_SPIN_ABORTED_BOUND;
 		}
 
-		ret = futex_spin_lock_locked(head, w, uaddr, to, !stay);
+		first = false;
+		ret = futex_spin_lock_locked(head, w, uaddr, to, !stay, spun);
 		if (ret == 1)
 			return futex_spin_taken(slept);
 		if (ret == -EAGAIN) {
@@ -1287,26 +1393,28 @@ static int futex_spin_wait(struct futex_spin_head *head,
 }
 
 /*
- * Wake the first waiter not woken yet if it is ahead of @asker, which was
- * just handed the lock. A sleeper ahead in line asks only once it runs:
- * were it left asleep while askers behind it are handed the lock turn by
- * turn (critical sections longer than their due times), it would never
- * get to ask.
+ * Wake the first waiter not woken yet, as the lock was just handed over:
+ * if it is ahead of the one handed the lock, so that it gets to ask (a
+ * sleeper ahead in line asks only once it runs: were it left asleep while
+ * askers behind it are handed the lock turn by turn, critical sections
+ * longer than their due times, it would never get to ask); if it is
+ * behind, to watch the handoff, which a task that does not run may not
+ * take for long (futex_spin_pass_handed()).
  */
-static void futex_spin_wake_ahead(struct futex_spin_head *head,
-				  struct futex_spin_waiter *asker,
-				  struct wake_q_head *wake_q)
+static void futex_spin_wake_watcher(struct futex_spin_head *head,
+				    struct wake_q_head *wake_q)
 {
 	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
 
-	if (w && futex_spin_before(w, asker))
+	if (w)
 		futex_spin_wake(head, w, wake_q);
 }
 
 /*
  * The unlock hands the lock over to the first waiter that asked for it.
  * One that is spinning runs at once; one asleep was running when it asked,
- * and the lock waits for its wakeup.
+ * and the lock waits for its wakeup. Either may not run now: the first
+ * waiter not woken is woken with it, to watch.
  */
 static void futex_spin_hand_over(struct futex_spin_head *head,
 				 struct futex_spin_waiter *w,
@@ -1318,9 +1426,12 @@ static void futex_spin_hand_over(struct futex_spin_head *head,
 	futex_spin_answered(head);
 	WRITE_ONCE(w->handed, true);
 	WRITE_ONCE(head->handing_off, head->handing_off + 1);
+	head->handed = w;
+	head->handed_at = ktime_get_ns();
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_HANDOFFS);
 	trace_futex_spin_handoff(&head->key, w->tid);
+	futex_spin_wake_watcher(head, wake_q);
 }
 
 /*
@@ -1343,21 +1454,19 @@ static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval,
 }
 
 /*
- * Release the word and serve the waiters: the first that asked is handed
- * the lock, or else the next one is woken (futex_spin_to_wake()). WAITERS
- * stays set while a sleeper that nobody woke is left, so that the next
- * unlock enters the kernel too.
+ * Release the word and serve the waiters, with head->lock held: the first
+ * that asked is handed the lock, or else the next one is woken
+ * (futex_spin_to_wake()). WAITERS stays set while a sleeper that nobody
+ * woke is left, so that the next unlock enters the kernel too.
  */
-static int futex_spin_release_queued(struct futex_spin_head *head,
-				     u32 __user *uaddr, u32 tid, u32 keep)
+static int futex_spin_release_locked(struct futex_spin_head *head,
+				     u32 __user *uaddr, u32 tid, u32 keep,
+				     struct wake_q_head *wake_q)
 {
 	struct futex_spin_waiter *w, *next = NULL;
-	DEFINE_WAKE_Q(wake_q);
 	u32 nval = 0;
 	int ret;
 
-	futex_spin_stall(FUTEX_SPIN_STALL_RELEASE);
-	spin_lock(&head->lock);
 	w = futex_spin_first_asker(head);
 	if (w) {
 		nval = w->tid;
@@ -1370,14 +1479,25 @@ static int futex_spin_release_queued(struct futex_spin_head *head,
 	}
 	ret = futex_spin_word_release(uaddr, tid, nval, keep);
 	if (!ret && w) {
-		futex_spin_hand_over(head, w, &wake_q);
-		futex_spin_wake_ahead(head, w, &wake_q);
+		futex_spin_hand_over(head, w, wake_q);
 	} else if (!ret && next) {
 		/* A wakeup still out has gone unanswered for T: passed over */
 		if (head->woke_at)
 			futex_spin_count(FUTEX_SPIN_STAT_UNANSWERED);
-		futex_spin_wake(head, next, &wake_q);
+		futex_spin_wake(head, next, wake_q);
 	}
+	return ret;
+}
+
+static int futex_spin_release_queued(struct futex_spin_head *head,
+				     u32 __user *uaddr, u32 tid, u32 keep)
+{
+	DEFINE_WAKE_Q(wake_q);
+	int ret;
+
+	futex_spin_stall(FUTEX_SPIN_STALL_RELEASE);
+	spin_lock(&head->lock);
+	ret = futex_spin_release_locked(head, uaddr, tid, keep, &wake_q);
 	spin_unlock(&head->lock);
 	wake_up_q(&wake_q);
 	return ret;
@@ -1566,7 +1686,8 @@ void futex_spin_wake_robust(u32 __user *uaddr, bool owner_died)
 		spin_lock(&head->lock);
 		if (futex_spin_wake_first(head, &wake_q) && owner_died) {
 			futex_spin_count(FUTEX_SPIN_STAT_OWNER_DIED);
-			trace_futex_spin_owner_died(&head->key, 0);
+			trace_futex_spin_owner_died(&head->key,
+						    task_pid_vnr(current));
 		}
 		spin_unlock(&head->lock);
 		wake_up_q(&wake_q);

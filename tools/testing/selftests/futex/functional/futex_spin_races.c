@@ -7,8 +7,9 @@
  * word while its cmpxchg fails, or just after it took a dead owner's word,
  * a real-time waiter queued behind a woken task that has not run, sleepers
  * behind a woken task that never runs while the lock turns in user space,
- * an unlocker preempted before it takes the queue head lock, a woken
- * waiter that faults on the word. Each is ordered with the debug knobs of
+ * a sleeper behind a task handed the lock that does not run, an unlocker
+ * preempted before it takes the queue head lock, a woken waiter that
+ * faults on the word. Each is ordered with the debug knobs of
  * CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in debugfs), which hold one
  * task at a named point or fail its cmpxchg of the word; without them the
  * tests are skipped.
@@ -666,6 +667,67 @@ TEST_F(races, woken_task_that_does_not_run_holds_back_nobody)
 	       b.at_ns ? (b.at_ns - start) / 1000000 : fs_ms_since(start), m.ops);
 	EXPECT_TRUE(__atomic_load_n(&b.done, __ATOMIC_SEQ_CST) && b.at_ns - start < 1000000000LL)
 		TH_LOG("B waited for W, which never ran");
+	takers_finish(_metadata, &w, &b);
+	EXPECT_EQ(0, w.ret);
+	EXPECT_EQ(0, b.ret);
+}
+
+/*
+ * W asks for the lock and sleeps; the unlock hands W the lock, and W then
+ * does not run (held at the stall point). B, asleep behind W, must not
+ * wait for W: a handoff not taken within T is passed over, and B gets the
+ * lock then, not at its deadline. W's ask is made by the stall: woken
+ * once, W finds the word taken again, past its due time.
+ */
+TEST_F(races, handed_waiter_that_does_not_run_holds_back_nobody)
+{
+	struct taker w, b = { .word = self->word };
+	long long start, handoffs, passes;
+	__u32 me = fs_gettid();
+
+	if (!fs_debugfs_mounted())
+		SKIP(return, "no debugfs for the handoff counters");
+	ASSERT_TRUE(takers_queue_wake_first(_metadata, self->word, &w, NULL, NULL))
+		TH_LOG("W was never woken without a handoff");
+	ASSERT_EQ(0, taker_start(&b));
+	/* Held past its due time */
+	usleep(5000);
+
+	/*
+	 * W looks at a taken word past its due time: it asks, which sets
+	 * WAITERS, and sleeps. Blocked alone would also be W still held,
+	 * not yet run since the stall ended.
+	 */
+	fs_store(self->word, FS_NO_SUCH_TID);
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	while (!(fs_load(self->word) & FUTEX_WAITERS))
+		ASSERT_GT(FS_MUST_MS, fs_ms_since(start)) TH_LOG("W did not look");
+	ASSERT_TRUE(fs_wait_blocked(getpid(), w.tid)) TH_LOG("W did not sleep");
+	__atomic_store_n(&b.go, 1, __ATOMIC_SEQ_CST);
+	ASSERT_TRUE(fs_wait_blocked(getpid(), b.tid)) TH_LOG("B did not sleep");
+
+	ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
+	fs_store(self->word, me | FUTEX_WAITERS);
+	handoffs = fs_stat(_metadata, "handoffs");
+	passes = fs_stat(_metadata, "unanswered_wakes");
+	start = fs_now_ns(CLOCK_MONOTONIC);
+	ASSERT_LE(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE));
+	/*
+	 * Not the word: B may have passed over the handoff already, and
+	 * been handed the lock itself by that.
+	 */
+	ASSERT_LE(handoffs + 1, fs_stat(_metadata, "handoffs"))
+		TH_LOG("the unlock handed nobody the lock: %#x", fs_load(self->word));
+
+	fs_wait_flag_ms(&b.done, 1000);
+	TH_LOG("B %s %lld ms after the handoff to W",
+	       __atomic_load_n(&b.done, __ATOMIC_SEQ_CST) ? "got the lock" : "still waits",
+	       b.at_ns ? (b.at_ns - start) / 1000000 : fs_ms_since(start));
+	EXPECT_TRUE(__atomic_load_n(&b.done, __ATOMIC_SEQ_CST) && b.ret == 0)
+		TH_LOG("B waited for W, which was handed the lock and never ran");
+	EXPECT_LT(passes, fs_stat(_metadata, "unanswered_wakes"))
+		TH_LOG("the handoff to W was not passed over");
 	takers_finish(_metadata, &w, &b);
 	EXPECT_EQ(0, w.ret);
 	EXPECT_EQ(0, b.ret);

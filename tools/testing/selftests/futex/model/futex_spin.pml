@@ -7,9 +7,11 @@
  *   A queued waiter that has waited past its due time asks for the lock
  *   each time it finds it taken while it spins or after a wakeup, and the
  *   next unlock hands the lock to the first waiter in line that has asked.
- *   An unlock also wakes the first waiter not yet woken, if that one is
- *   ahead of the one handed the lock, or if no wakeup is outstanding, or
- *   if the last one has gone unanswered for T.
+ *   An unlock also wakes the first waiter not yet woken, if it hands the
+ *   lock over, or if no wakeup is outstanding, or if the last one has
+ *   gone unanswered for T. A handoff not taken for T is passed over by
+ *   the next waiter that looks at the word; a waiter that goes to sleep
+ *   while a handoff is out looks again when it is T old.
  *
  * and the invariant that makes the unlocks enter the kernel: WAITERS is
  * set while a queued waiter that nobody woke is left.
@@ -32,6 +34,9 @@
  *   ASK_NOMARK   asking does not set WAITERS
  *   NOAHEAD      a handoff does not wake a sleeper ahead of the one it
  *                goes to
+ *   NOWATCH      nor one behind it, to watch it (v3's rule)
+ *   NOPASSHAND   a handoff not taken is never passed over: the lock waits
+ *                for the waiter handed it, however long it does not run
  *
  * and probes, each an assertion that a step the code takes never happens,
  * which must fail: that shows the model reaches the step, and that no
@@ -40,13 +45,16 @@
  *   PROBE_HANDOFF3  a handoff while three tasks are alive
  *   PROBE_AHEAD3    a handoff that wakes a sleeper ahead, three alive
  *   PROBE_PASS3     an unlock that passes over a woken waiter, three alive
+ *   PROBE_PASSHAND3 a waiter that passes over a handoff, three alive
  *
  * What it abstracts away, and why that is sound for these properties:
- * - Time. A waiter's "waited T" and "due", and "the last wakeup has gone
- *   unanswered for T", are flags that clock processes set at any moment
- *   after the waiter wants the lock (after it queued, for due; after the
- *   wakeup, for the last), and eventually: the bound's formula is in the
- *   rst, the model proves the order of events that the formula counts.
+ * - Time. A waiter's "waited T" and "due", "the last wakeup has gone
+ *   unanswered for T" and "the handoff has not been taken for T" are
+ *   flags that clock processes set at any moment after the waiter wants
+ *   the lock (after it queued, for due; after the wakeup or the handoff,
+ *   for the others), and eventually: the bound's formula is in the rst,
+ *   the model proves the order of events that the formula counts. A
+ *   sleeper's timer for a handoff fires at any moment after it slept.
  * - Each section under the queue head lock is one atomic step: sections
  *   exclude each other, and each touches the word once, with a cmpxchg
  *   that the code retries after dropping the lock when it fails, which
@@ -59,15 +67,16 @@
  *   signals, faults and EDEADLK are left out. At most one owner dies
  *   (MAXDEATHS).
  * - The scheduler: any task may be kept from running at any point, and
- *   tasks 2 and 3 may stop running for good at any point where they have
- *   not asked for the lock in their current wait (woken or not, spinning
- *   or asleep). Weak fairness holds for everything else: a task that
- *   asked was shown to run and runs again, with the latency that the
- *   rst's bound counts. live1 watches task 1, which always runs; the
- *   tasks are alike, so it stands for any task that runs. Its premise is
- *   the rst's: a woken waiter that never runs again is passed over by an
- *   unlock, so task 1 gets the lock unless every other task has stopped
- *   for good, which leaves nobody to unlock.
+ *   tasks 2 and 3 may stop running for good wherever they wait: spinning
+ *   or asleep, woken or not, after they asked, after they were handed the
+ *   lock. Which ones may is fixed at the start (canstop), not by what the
+ *   protocol did. Weak fairness holds for everything else. live1 watches
+ *   task 1, which always runs; the tasks are alike, so it stands for any
+ *   task that runs. Its premise is the rst's: a woken waiter that never
+ *   runs again is passed over by an unlock, so task 1 gets the lock
+ *   unless every other task has stopped for good with a wakeup still
+ *   unanswered, which leaves nobody to unlock; and, for liveness only, a
+ *   task that runs takes a handoff within T (see HANDOFF_LATE).
  */
 
 #define N	3
@@ -88,10 +97,12 @@ byte rank[N + 1];	/* place in line, 1 first; FIFO among equals */
 byte nq;		/* queued waiters */
 bool woken[N + 1];	/* woken, has not looked at the word since */
 bool asleep[N + 1];	/* in schedule(), until woken */
+bool timed[N + 1];	/* asleep until a handoff is T old, or woken */
 bool asked[N + 1];	/* past its due time, asked while running */
 bool handed[N + 1];	/* the word was handed to it */
 bool duty;		/* a wakeup nobody answered yet (head->woke_at) */
 bool late;		/* ... and it has gone unanswered for T */
+bool hlate;		/* a handoff has not been taken for T */
 
 /* The clock (see above) and what the checks observe. */
 bool want[N + 1];	/* in a lock call, does not own the word */
@@ -107,6 +118,16 @@ byte deaths;
 #define SLEEPER(i)	(queued[i] && asleep[i] && !woken[i])
 #define UNWOKEN(i)	(queued[i] && !woken[i])
 #define UNWOKEN_ANY	(UNWOKEN(1) || UNWOKEN(2) || UNWOKEN(3))
+#define HANDED_ANY	(handed[1] || handed[2] || handed[3])
+/*
+ * A handoff to a task that stopped for good: a spinner that polls the word
+ * then stops at once (head->handing_off), and one queued on the OSQ polls
+ * within a segment; so the model's spinner stops too, instead of spinning
+ * on for ever. While the one handed runs, a spinner may spin on past the
+ * handoff, as in the code one queued on the OSQ does.
+ */
+#define HANDED_STUCK	((handed[1] && gone[1]) || (handed[2] && gone[2]) || \
+			 (handed[3] && gone[3]))
 #define ALIVE		(deaths == 0 && !gone[1] && !gone[2] && !gone[3])
 #define LOOKER(i)	(queued[i] && (woken[i] || !asleep[i]))
 #define NOLOST		(!(tid == 0 && !robust_owed && \
@@ -140,7 +161,7 @@ byte deaths;
 			 (!queued[me] && waited[me]))
 
 /* Whether the scheduler may stop @me for good now, see above. */
-#define MAY_STOP(me)	(canstop[me] && !asked[me] && !handed[me])
+#define MAY_STOP(me)	canstop[me]
 
 /* Others than @me are queued. */
 #define OTHERS(me)	(nq > (queued[me] -> 1 : 0))
@@ -225,6 +246,7 @@ inline wake(t)
 {
 	woken[t] = true;
 	asleep[t] = false;
+	timed[t] = false;
 	duty = true;
 	late = false
 }
@@ -267,44 +289,16 @@ inline take_or_mark(me, k, a, took)
 	duty = false
 }
 
-/* A waiter running past its due time asks (or queues, past T). */
-inline ask(me, k, a, took)
-{
-	enqueue(me);
-	mark_asked(me);
-	woken[me] = false;
-#ifdef ASK_NOMARK
-	if
-	:: tid == 0 -> take_or_mark(me, k, a, took)
-	:: else -> took = false
-	fi
+#ifdef NOAHEAD
+#define AHEAD(a, t)	false
 #else
-	take_or_mark(me, k, a, took)
+#define AHEAD(a, t)	(a != 0 && rank[a] < rank[t])
 #endif
-}
-
-/*
- * futex_spin_lock_locked(): take a handed word, else queue, ask if due and
- * @ran (spinning, or back at the word after a wakeup), and take the free
- * word or set WAITERS.
- */
-inline locked(me, k, a, took, ran)
-{
-	if
-	:: handed[me] ->
-		handed[me] = false;
-		took = true;
-		done(me)
-	:: else ->
-		enqueue(me);
-		if
-		:: ran -> mark_asked(me)
-		:: else -> skip
-		fi;
-		woken[me] = false;
-		take_or_mark(me, k, a, took)
-	fi
-}
+#ifdef NOWATCH
+#define WATCH(a, t)	false
+#else
+#define WATCH(a, t)	(a != 0 && rank[a] > rank[t])
+#endif
 
 /*
  * FUTEX_SPIN_UNLOCK: hand over to the first asker, or wake the first not
@@ -328,20 +322,23 @@ inline release(me, k, t, a)
 		waiters = nq > 1;
 		duty = false;
 		handed[t] = true;
-		/* a sleeper ahead of it is woken, to ask in its turn */
-		FIRST_UNWOKEN(a, k);
+		hlate = false;
+		/*
+		 * The first sleeper not woken is woken: if it is ahead, to ask
+		 * in its turn; if behind, to watch the handoff.
+		 */
+		FIRST(a, k, !woken[k] && k != t);
 		if
-#ifndef NOAHEAD
-		:: a != 0 && rank[a] < rank[t] ->
+		:: AHEAD(a, t) || WATCH(a, t) ->
 #ifdef PROBE_AHEAD3
-			assert(!ALIVE);
+			assert(!(AHEAD(a, t) && ALIVE));
 #endif
 			wake(a)
-#endif
-		:: else -> skip
+		:: !(AHEAD(a, t) || WATCH(a, t)) -> skip
 		fi;
 		dequeue(t, k);
-		asleep[t] = false
+		asleep[t] = false;
+		timed[t] = false
 	:: else ->
 		tid = 0;
 		if
@@ -364,6 +361,99 @@ inline release(me, k, t, a)
 		waiters = UNWOKEN_ANY && t == 0
 #else
 		waiters = UNWOKEN_ANY
+#endif
+	fi
+}
+
+inline take_handed(me, took)
+{
+	handed[me] = false;
+	hlate = false;
+	took = true;
+	done(me)
+}
+
+/*
+ * futex_spin_pass_handed(): a handoff not taken for T is undone, the one
+ * handed goes back into line, last and woken, and the word is released as
+ * the unlock would have released it without that one.
+ */
+inline pass_handed(k, t, a)
+{
+	t = 0;
+	k = 1;
+	do
+	:: k <= N ->
+		if
+		:: handed[k] -> t = k
+		:: else -> skip
+		fi;
+		k++
+	:: else -> break
+	od;
+	if
+#ifndef NOPASSHAND
+	:: t != 0 && hlate ->
+#ifdef PROBE_PASSHAND3
+		assert(!ALIVE);
+#endif
+		handed[t] = false;
+		hlate = false;
+		enqueue(t);
+		woken[t] = true;
+		release(0, k, t, a)
+#endif
+	:: t == 0 || !hlate -> skip
+	fi;
+	t = 0
+}
+
+/*
+ * futex_spin_lock_locked(): take a handed word, else pass over a stale
+ * handoff (which may hand the word to @me), queue, ask if due and @ran
+ * (spinning, or back at the word after a wakeup), and take the free word
+ * or set WAITERS.
+ */
+inline locked(me, k, a, t, took, ran)
+{
+	if
+	:: handed[me] -> take_handed(me, took)
+	:: !handed[me] ->
+		pass_handed(k, t, a);
+		if
+		:: handed[me] -> take_handed(me, took)
+		:: !handed[me] ->
+			enqueue(me);
+			if
+			:: ran -> mark_asked(me)
+			:: !ran -> skip
+			fi;
+			woken[me] = false;
+			take_or_mark(me, k, a, took)
+		fi
+	fi
+}
+
+/*
+ * A waiter running past its due time asks (or queues, past T), through
+ * futex_spin_lock_locked() as well.
+ */
+inline ask(me, k, a, t, took)
+{
+	pass_handed(k, t, a);
+	if
+	:: handed[me] -> take_handed(me, took)
+	:: !handed[me] ->
+		enqueue(me);
+		mark_asked(me);
+		woken[me] = false;
+#ifdef ASK_NOMARK
+		if
+		:: tid == 0 -> take_or_mark(me, k, a, took)
+		:: else -> took = false
+		fi
+#else
+		take_or_mark(me, k, a, took)
 #endif
 	fi
 }
@@ -403,13 +493,13 @@ spin:
 	   };
 		goto cs
 	:: tid != 0 && tid != me && MUST_ASK(me) ->
-		d_step { ask(me, k, a, took); k = 0; a = 0 };
+		d_step { ask(me, k, a, t, took); k = 0; a = 0 };
 		if
 		:: took -> goto cs
 		:: else -> skip
 		fi
-	:: tid != 0 && tid != me && !MUST_ASK(me) ->
-		skip				/* the owner runs: poll again */
+	:: tid != 0 && tid != me && !MUST_ASK(me) && !HANDED_STUCK ->
+		skip	/* the owner runs: poll again (see HANDED_STUCK) */
 	:: true -> break			/* stop spinning */
 	od;
 
@@ -419,11 +509,11 @@ spin:
 	:: true
 	fi;
 
-	/* futex_spin_lock_locked(), to sleep */
+	/* futex_spin_lock_locked(), to sleep: timed if a handoff is out */
 	d_step {
-		locked(me, k, a, took, woken[me]);
+		locked(me, k, a, t, took, woken[me]);
 		if
-		:: !took -> asleep[me] = true
+		:: !took -> asleep[me] = true; timed[me] = HANDED_ANY
 		:: else -> skip
 		fi;
 		k = 0; a = 0
@@ -433,9 +523,13 @@ spin:
 	:: else -> skip
 	fi;
 
-	/* futex_spin_sleep(): woken, or never runs again if it may stop */
+	/*
+	 * futex_spin_sleep(): woken, or its timer fires (at any time: it
+	 * may be an earlier handoff's), or it never runs again if it may stop
+	 */
 	if
 	:: !asleep[me]
+	:: atomic { timed[me] -> asleep[me] = false; timed[me] = false }
 	:: MAY_STOP(me) -> gone[me] = true; false
 	fi;
 	if
@@ -444,7 +538,7 @@ spin:
 	fi;
 
 	/* Back after a wakeup: the look, without sleeping, then spin. */
-	d_step { locked(me, k, a, took, true); k = 0; a = 0 };
+	d_step { locked(me, k, a, t, took, true); k = 0; a = 0 };
 	if
 	:: took -> goto cs
 	:: else -> goto spin
@@ -484,11 +578,25 @@ proctype clock(byte me)
 	od
 }
 
-/* The last wakeup eventually goes unanswered for T, if nobody answers it. */
+/*
+ * The last wakeup eventually goes unanswered for T, if nobody answers it,
+ * and so does a handoff not taken. For liveness, only a handoff to a task
+ * that stopped for good: the bound's premise is that a task that runs
+ * comes back to the word within T (its latency, counted in the rst), and
+ * a task that runs but is passed over every time it is handed the lock
+ * is one that does not.
+ */
+#ifdef LIVENESS
+#define HANDOFF_LATE	((handed[2] && gone[2]) || (handed[3] && gone[3]))
+#else
+#define HANDOFF_LATE	HANDED_ANY
+#endif
+
 active proctype answer_clock()
 {
 	do
 	:: atomic { duty && !late -> late = true }
+	:: atomic { HANDOFF_LATE && !hlate -> hlate = true }
 	od
 }
 
@@ -508,4 +616,4 @@ init
 
 ltl nolost { [] NOLOST }
 ltl waitset { [] (UNWOKEN_ANY -> waiters) }
-ltl live1 { [] (want[1] -> <> (!want[1] || (gone[2] && gone[3]))) }
+ltl live1 { [] (want[1] -> <> (!want[1] || (gone[2] && gone[3] && duty))) }

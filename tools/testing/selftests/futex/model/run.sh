@@ -29,12 +29,15 @@ checks=(
 	"probe-handoff3    '-DPROBE_HANDOFF3 -DMAXDEATHS=0' nolost safety fail"
 	"probe-ahead3      '-DPROBE_AHEAD3 -DMAXDEATHS=0'   nolost safety fail"
 	"probe-pass3       '-DPROBE_PASS3 -DMAXDEATHS=0'    nolost safety fail"
+	"probe-passhand3   '-DPROBE_PASSHAND3 -DMAXDEATHS=0' nolost safety fail"
 	"mutant-nopass     '-DNOPASS'        live1   liveness fail"
 	"mutant-clearwait  '-DCLEARWAIT'     waitset safety   fail"
 	"mutant-unasked    '-DHAND_UNASKED'  live1   liveness fail"
 	"mutant-robust     '-DROBUST_NOWAKE' nolost  safety   fail"
 	"mutant-nomark     '-DASK_NOMARK'    nolost  safety   fail"
 	"mutant-noahead    '-DNOAHEAD'       live1   liveness fail"
+	"mutant-nowatch    '-DNOWATCH'       live1   liveness fail"
+	"mutant-nopasshand '-DNOPASSHAND'    live1   liveness fail"
 )
 
 # Compile the verifier for @defs into $out/$name and run it; 0 on no error.
@@ -43,6 +46,7 @@ verify() {
 
 	mkdir -p "$dir"
 	cp "$here/futex_spin.pml" "$dir/"
+	[ "$kind" = liveness ] && defs="$defs -DLIVENESS"
 	# shellcheck disable=SC2086 # defs are words
 	(cd "$dir" && spin -a $defs futex_spin.pml >spin.log 2>&1) || return 2
 	if [ "$kind" = safety ]; then
