@@ -679,13 +679,9 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
  */
 static struct futex_spin_waiter *futex_spin_to_wake(struct futex_spin_head *head)
 {
-	struct futex_spin_waiter *w = futex_spin_first_unwoken(head);
-
-	if (!w || !head->woke_at)
-		return w;
-	if (ktime_get_ns() - head->woke_at < FUTEX_SPIN_TURN_NS)
+	if (head->woke_at && ktime_get_ns() - head->woke_at < FUTEX_SPIN_TURN_NS)
 		return NULL;
-	return w;
+	return futex_spin_first_unwoken(head);
 }
 
 /*
