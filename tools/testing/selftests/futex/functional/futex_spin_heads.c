@@ -41,6 +41,9 @@
 #define HEADS_MAX_SECONDS	600
 /* After the scenario's time is up: finishing, joining, reaping */
 #define HEADS_SLACK_S		30
+/* One heartbeat thread per CPU, up to HEARTBEAT_CPUS, beating this often */
+#define HEARTBEAT_CPUS		64
+#define HEARTBEAT_MS		10
 /* What the exec scenario's children run: exit at once */
 #define HEADS_EXEC_ARG		"--futex-spin-heads-exit"
 
@@ -66,6 +69,19 @@ struct result {
 	char msg[160];
 };
 
+/*
+ * A CPU's heartbeat: the longest time between two beats, and when it
+ * ended. The beat is a SCHED_FIFO thread pinned to the CPU, which every
+ * task of a scenario yields to at once, so a long gap is a CPU that ran
+ * nothing preemptible: a vCPU the host did not run, or the kernel with
+ * preemption off there. A task kept waiting by the guest's scheduler
+ * leaves no gap.
+ */
+struct heartbeat {
+	long long gap_ns;
+	long long at_ns;	/* CLOCK_MONOTONIC */
+};
+
 enum heads_doomed_step { DOOMED_FORKED, DOOMED_LOCKING, DOOMED_HOLDING,
 			 DOOMED_EXITING };
 
@@ -78,6 +94,9 @@ struct heads_shm {
 	int doomed_lock;	/* the shared lock the doomed child took */
 	int doomed_step;	/* how far the doomed child got: enum above */
 	long long doomed_ns[DOOMED_EXITING + 1];	/* CLOCK_MONOTONIC, per step */
+	struct heartbeat beat[HEARTBEAT_CPUS];
+	int beats;		/* CPUs with a heartbeat */
+	int beats_stop;
 };
 
 /* What a scenario does */
@@ -456,6 +475,54 @@ static int reap_child(pid_t pid)
 	return status;
 }
 
+/* The CPU a task last ran on: field 39 of its stat, from @fields (field 3) */
+static int task_cpu_of(char *fields)
+{
+	char *f = fields;
+	int i;
+
+	for (i = 3; f && i < 39; i++) {
+		f = strchr(f, ' ');
+		if (f)
+			f++;
+	}
+	return f ? atoi(f) : -1;
+}
+
+/*
+ * Whether the child ran and for how long it was runnable without running:
+ * a child kept off the CPU by the guest's scheduler has a long run delay
+ * on a CPU whose heartbeat went on.
+ */
+static void heads_dump_schedstat(pid_t pid)
+{
+	long long ran, delay, slices;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	f = fopen(path, "r");
+	if (f && fscanf(f, "%lld %lld %lld", &ran, &delay, &slices) == 3)
+		ksft_print_msg("child %d: ran %lld ms, runnable and waiting %lld ms, %lld slices\n",
+			       pid, ran / 1000000, delay / 1000000, slices);
+	if (f)
+		fclose(f);
+}
+
+/* Each CPU's longest heartbeat gap, and when it ended after @since */
+static void heads_dump_beats(long long since)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < shm->beats; cpu++) {
+		struct heartbeat *b = &shm->beat[cpu];
+
+		ksft_print_msg("CPU %d: longest heartbeat gap %lld ms, to +%lld ms\n",
+			       cpu, __atomic_load_n(&b->gap_ns, __ATOMIC_SEQ_CST) / 1000000,
+			       (__atomic_load_n(&b->at_ns, __ATOMIC_SEQ_CST) - since) / 1000000);
+	}
+}
+
 /*
  * A child that did not end: where it is, for the log. Its kernel stack
  * (root only) tells a lock call that never returned from an exit that
@@ -487,13 +554,16 @@ static void heads_dump_child(pid_t pid)
 		ksft_print_msg("child %d: %s at +%lld ms\n", pid, steps[s],
 			       (ns[s] - ns[DOOMED_FORKED]) / 1000000);
 	state = fs_task_stat(pid, pid, line, sizeof(line));
-	ksft_print_msg("child %d: state %.1s\n", pid, state ? state : "?");
+	ksft_print_msg("child %d: state %.1s, last on CPU %d\n", pid,
+		       state ? state : "?", task_cpu_of(state));
+	heads_dump_schedstat(pid);
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
 		ksft_print_msg("child %d: %s", pid, line);
 	if (f)
 		fclose(f);
+	heads_dump_beats(ns[DOOMED_FORKED]);
 }
 
 /*
@@ -647,6 +717,57 @@ FIXTURE_TEARDOWN(heads)
 		munmap(shm, sizeof(*shm));
 }
 
+static void *heartbeat_fn(void *arg)
+{
+	struct heartbeat *b = arg;
+	long long last = fs_now_ns(CLOCK_MONOTONIC), now;
+
+	while (!__atomic_load_n(&shm->beats_stop, __ATOMIC_SEQ_CST)) {
+		usleep(HEARTBEAT_MS * 1000);
+		now = fs_now_ns(CLOCK_MONOTONIC);
+		if (now - last - HEARTBEAT_MS * 1000000LL > b->gap_ns) {
+			__atomic_store_n(&b->at_ns, now, __ATOMIC_SEQ_CST);
+			__atomic_store_n(&b->gap_ns, now - last - HEARTBEAT_MS * 1000000LL,
+					 __ATOMIC_SEQ_CST);
+		}
+		last = now;
+	}
+	return NULL;
+}
+
+/* A heartbeat on each CPU, or on none (no SCHED_FIFO): how many started */
+static int heartbeats_start(pthread_t *t)
+{
+	int cpu, nr = sysconf(_SC_NPROCESSORS_ONLN);
+
+	memset(shm->beat, 0, sizeof(shm->beat));
+	shm->beats_stop = 0;
+	for (cpu = 0; cpu < nr && cpu < HEARTBEAT_CPUS; cpu++) {
+		if (fs_thread_create_on(&t[cpu], cpu, SCHED_FIFO, 10, heartbeat_fn,
+					&shm->beat[cpu]))
+			break;
+	}
+	shm->beats = cpu;
+	return cpu;
+}
+
+/* Stop the heartbeats; the longest gap of all, for the log */
+static long long heartbeats_stop(pthread_t *t, int *gap_cpu)
+{
+	long long gap = 0;
+	int cpu;
+
+	__atomic_store_n(&shm->beats_stop, 1, __ATOMIC_SEQ_CST);
+	for (cpu = 0; cpu < shm->beats; cpu++) {
+		pthread_join(t[cpu], NULL);
+		if (shm->beat[cpu].gap_ns >= gap) {
+			gap = shm->beat[cpu].gap_ns;
+			*gap_cpu = cpu;
+		}
+	}
+	return gap;
+}
+
 /*
  * Run @mix in a child and wait for it and every task it made; then judge.
  * Only then, with no task of the scenario alive, no head may be left.
@@ -660,11 +781,14 @@ static void run_scenario(struct __test_metadata *_metadata, int seconds,
 	long long owner_died = futex_spin_stat("owner_died");
 	struct result *res = &shm->res;
 	bool killed = false, leader_ok = false;
-	long long heads, n;
-	int status, i;
+	pthread_t beat[HEARTBEAT_CPUS];
+	long long heads, n, gap;
+	int status, i, gap_cpu = -1;
 	pid_t pid, ret;
 
 	shm->end_ns = start + seconds * 1000000000LL;
+	if (!heartbeats_start(beat))
+		TH_LOG("no heartbeat threads (SCHED_FIFO): a stalled CPU will not show");
 	pid = heads_fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -688,6 +812,10 @@ static void run_scenario(struct __test_metadata *_metadata, int seconds,
 		}
 		usleep(10000);
 	}
+	gap = heartbeats_stop(beat, &gap_cpu);
+	if (shm->beats)
+		TH_LOG("longest heartbeat gap: %lld ms, on CPU %d", gap / 1000000,
+		       gap_cpu);
 	EXPECT_FALSE(killed) TH_LOG("scenario still running %d s after its end",
 				    HEADS_SLACK_S);
 	EXPECT_TRUE(leader_ok);
