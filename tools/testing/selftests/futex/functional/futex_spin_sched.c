@@ -223,7 +223,7 @@ TEST_F(spin_sched, rt_priority_order)
 #define RT_HOLD_MS	30
 #define RT_TRIES	5
 
-/* One try: true if it set the scene; *@handed, handoffs to the waiter */
+/* One try: true if it set the scene; *@handed, handoffs until it returned */
 static bool rt_try(struct __test_metadata *_metadata, __u32 *word,
 		   __u32 me, long long *handed)
 {
@@ -248,11 +248,16 @@ static bool rt_try(struct __test_metadata *_metadata, __u32 *word,
 
 	__atomic_store_n(&go, 1, __ATOMIC_SEQ_CST);
 	fs_busy_until(fs_now_ns(CLOCK_MONOTONIC) + RT_HOLD_MS * 1000000LL);
+	/*
+	 * Only the real-time waiter spins during the hold. After the unlock
+	 * the normal waiters do too: the one woken to watch the handoff, and
+	 * each in its turn, so their spins do not count.
+	 */
+	cut = fs_stat(_metadata, "spin_aborted_owner") +
+	      fs_stat(_metadata, "spin_aborted_resched") - cut;
 	EXPECT_LE(0, fs_unlock(word, FUTEX_SPIN_UNLOCK_PRIVATE));
 	EXPECT_EQ(0, fs_join(r.thread, NULL));
 	*handed = fs_stat(_metadata, "handoffs") - handoffs;
-	cut = fs_stat(_metadata, "spin_aborted_owner") +
-	      fs_stat(_metadata, "spin_aborted_resched") - cut;
 	for (i = 0; i < RT_AHEAD; i++) {
 		EXPECT_EQ(0, fs_join(n[i].thread, NULL));
 		EXPECT_EQ(0, n[i].ret);
@@ -280,7 +285,13 @@ TEST_F(spin_sched, rt_waiter_asks_at_once)
 		if (rt_try(_metadata, &self->word, self->tid, &handed))
 			break;
 	ASSERT_GT(RT_TRIES, try) TH_LOG("no try set the scene");
-	EXPECT_EQ(1, handed) TH_LOG("the real-time waiter was not handed the lock");
+	/*
+	 * The unlock's handoff to it; and the waiter's own unlock may hand
+	 * the lock on to the normal waiter woken to watch that handoff,
+	 * which asked on finding the word taken. Woken instead of handed the
+	 * lock, it would have made no handoff: nobody watches a wakeup.
+	 */
+	EXPECT_LE(1, handed) TH_LOG("the real-time waiter was not handed the lock");
 	EXPECT_EQ(0, self->word);
 }
 
