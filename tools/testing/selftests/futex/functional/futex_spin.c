@@ -545,8 +545,8 @@ TEST_F(spin, efault_readonly)
 }
 
 /*
- * Handoffs and the queue head's timer's wakeups so far: the two ways the
- * rule lets the second in line go first.
+ * Handoffs and pass-overs so far: the two ways the rule lets the second
+ * in line go first.
  */
 static long long unlock_passes(struct __test_metadata *_metadata)
 {
@@ -559,7 +559,7 @@ static long long unlock_passes(struct __test_metadata *_metadata)
  * queued, so neither spun; but a waiter kept from running in its call for
  * T (a slow guest) has spun that long by its clock, asks for the lock,
  * and is handed it. Or the first woken did not look at the word for T,
- * and the timer woke the second. Nothing else lets it.
+ * and an unlock passed it over and woke the second. Nothing else lets it.
  */
 static bool unlock_second_went_first(struct __test_metadata *_metadata,
 				     struct waiter w[2], long long passes)
@@ -568,7 +568,7 @@ static bool unlock_second_went_first(struct __test_metadata *_metadata,
 	    w[1].taken_ns > w[0].taken_ns)
 		return false;
 	EXPECT_LT(passes, unlock_passes(_metadata))
-		TH_LOG("the second took the lock first, not handed it nor woken by the timer");
+		TH_LOG("the second went first, neither handed it nor woken past the first");
 	return true;
 }
 

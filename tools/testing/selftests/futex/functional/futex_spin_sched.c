@@ -118,14 +118,13 @@ static bool contended_reach(struct __test_metadata *_metadata, long long target)
  * Queue the sleepers behind a lock a holder thread keeps, one at a time
  * in array order, then let go and compare the order they got it in with
  * @expect.
- * The wakeups come in that order; the lock does too, unless a woken
- * sleeper took longer than T to run and the head's timer woke the next
- * (a slow guest), which the counter of such wakeups shows.
+ * The wakeups come in that order, one per unlock, and so does the lock,
+ * however late a woken sleeper runs: only an unlock could pass it over,
+ * and the next one is its own.
  */
 static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		      const int *expect, int nr)
 {
-	long long passed = fs_stat(_metadata, "unanswered_wakes");
 	long long contended = fs_stat(_metadata, "contended");
 	struct holder h = { .word = &q->word, .op = FUTEX_SPIN_LOCK_PRIVATE };
 	pthread_t holder;
@@ -168,17 +167,11 @@ static void run_order(struct __test_metadata *_metadata, struct queue *q,
 		EXPECT_EQ(0, q->o[i].ret);
 		EXPECT_LE(0, q->o[i].unlock_ret);
 	}
-	if (fs_passed_over(_metadata, passed)) {
-		TH_LOG("a slow woken sleeper was passed over: order not checked");
-		for (i = 0; i < nr; i++)
-			TH_LOG("turn %d went to waiter %d", i, q->order[i]);
-	} else {
-		/* Braced: the message is a statement of its own after the check */
-		for (i = 0; i < nr; i++) {
-			EXPECT_EQ(expect[i], q->order[i])
-				TH_LOG("turn %d went to waiter %d, not %d", i,
-				       q->order[i], expect[i]);
-		}
+	/* Braced: the message is a statement of its own after the check */
+	for (i = 0; i < nr; i++) {
+		EXPECT_EQ(expect[i], q->order[i])
+			TH_LOG("turn %d went to waiter %d, not %d", i,
+			       q->order[i], expect[i]);
 	}
 	EXPECT_EQ(0, q->word);
 }
@@ -604,15 +597,16 @@ TEST(sleepers_handed_the_lock_about_once_per_turn)
 }
 
 /*
- * The head's timer wakes a sleeper only when a woken waiter has not looked
- * at the word for T, and it is armed at most once per T: while unlocks
- * enter the kernel they serve the queue, and each wakeup by the timer
- * costs a context switch. Here every holder keeps the lock 1 ms on the one
- * CPU of all threads, so every waiter sleeps, the unlocks enter the
- * kernel, and a woken waiter often waits longer than T for the CPU: the
- * timer may wake past it, at most once per T.
+ * An unlock passes over a woken waiter only once its wakeup has gone
+ * unanswered for T, and a waiter passes over a handoff only once it is T
+ * old; each pass-over wakes or hands anew, which starts that clock again.
+ * While unlocks enter the kernel they serve the queue, and each pass-over
+ * costs a context switch. Here every holder keeps the lock 1 ms on the
+ * one CPU of all threads, so every waiter sleeps, the unlocks enter the
+ * kernel, and a woken waiter often waits longer than T for the CPU: it
+ * may be passed over, about once per T at most.
  */
-TEST(timer_wakeups_at_most_once_per_turn)
+TEST(pass_overs_at_most_once_per_turn)
 {
 	long long unanswered = fs_stat(_metadata, "unanswered_wakes");
 	struct convoy c = { .hold_ns = 1000000 };
@@ -631,7 +625,7 @@ TEST(timer_wakeups_at_most_once_per_turn)
 		EXPECT_EQ(0, c.ret[i]);
 		turns += c.turns[i];
 	}
-	TH_LOG("%lld wakeups by the timer in %lld ms, %lu turns", unanswered,
+	TH_LOG("%lld pass-overs in %lld ms, %lu turns", unanswered,
 	       ms, turns);
 	EXPECT_GE(ms + 2, unanswered);
 	fs_teardown(_metadata);
