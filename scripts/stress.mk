@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make stress [DURATION=600] [HEADS_SECONDS=60] [STRESS_ARGS="-s SEED ..."]
+# make stress [DURATION=600] [HEADS_SECONDS=60] [HEADS_BESIDE=S] [STRESS_ARGS="-s SEED ..."]
 #
 # The futex_spin_fuzz stress test for DURATION seconds (guest time) on the
 # debug kernel (KASAN, lockdep, kmemleak), in a guest like `make check`,
@@ -10,11 +10,15 @@
 # and of the heads test passes, the guest finished and neither the kernel
 # log nor kmemleak has a report. Output, kernel log and kmemleak report:
 # build/runs/stress/.
+# HEADS_BESIDE=S runs the two robust heads scenarios for S seconds each
+# beside the fuzzer too (scripts/guest-stress.sh); 2 S + 60 must stay
+# below DURATION.
 # STRESS_ARGS go to the fuzzer: -s SEED replays a run's choices, -p/-T set
 # processes and threads, -d disables groups of operations (see -h).
 
 DURATION ?= 600
 HEADS_SECONDS ?= 60
+HEADS_BESIDE ?=
 STRESS_ARGS ?=
 
 .PHONY: stress
@@ -31,7 +35,8 @@ stress:
 	@vm=0; scripts/vm-run.sh --kernel $(DEBUG_KOUT) --name stress \
 		--cpus $(CPUS) --mem $(MEM) --numa $(NUMA) \
 		--timeout $$(( $(DURATION) + 6 * $(HEADS_SECONDS) + 900 )) \
-		-- env HEADS_SECONDS=$(HEADS_SECONDS) $(TOP)/scripts/guest-stress.sh \
+		-- env HEADS_SECONDS=$(HEADS_SECONDS) HEADS_BESIDE=$(HEADS_BESIDE) \
+		$(TOP)/scripts/guest-stress.sh \
 		$(SELFTESTS)/functional/futex_spin_fuzz -t $(DURATION) $(STRESS_ARGS) \
 		|| vm=$$?; \
 	touch $(BUILD)/runs/stress/output.txt; \

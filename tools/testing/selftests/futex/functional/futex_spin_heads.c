@@ -19,6 +19,10 @@
  * once every task of the scenario is gone, that no queue head is left.
  *
  * FUTEX_SPIN_HEADS_SECONDS sets the time per scenario (default 2).
+ * FUTEX_SPIN_HEADS_BESIDE=1 says that other programs use the opcodes
+ * meanwhile (make stress runs the robust scenarios beside the fuzzer, to
+ * load their deaths as the fuzzer does): their heads count in live_heads,
+ * so that check alone is left out.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -668,6 +672,13 @@ static int heads_seconds(void)
 	return s < 1 ? 1 : s > HEADS_MAX_SECONDS ? HEADS_MAX_SECONDS : s;
 }
 
+static bool heads_beside(void)
+{
+	const char *env = getenv("FUTEX_SPIN_HEADS_BESIDE");
+
+	return env && atoi(env);
+}
+
 static long long stat_delta(const char *name, long long before)
 {
 	long long after = futex_spin_stat(name);
@@ -833,8 +844,13 @@ static void run_scenario(struct __test_metadata *_metadata, int seconds,
 	EXPECT_LT(0, res->ops);
 
 	heads = live_heads_settled();
-	EXPECT_EQ(0, heads) TH_LOG("%s/live_heads: %lld with no task left",
-				   FUTEX_SPIN_DEBUGFS, heads);
+	if (heads_beside()) {
+		TH_LOG("%lld live heads, other programs' among them: not checked", heads);
+	} else {
+		/* Braced: the message is a statement of its own after the check */
+		EXPECT_EQ(0, heads) TH_LOG("%s/live_heads: %lld with no task left",
+					   FUTEX_SPIN_DEBUGFS, heads);
+	}
 
 	/* The scenario did go through the kernel and make heads */
 	EXPECT_LT(0, stat_delta("lock_calls", locks));
