@@ -494,9 +494,31 @@ static int task_cpu_of(char *fields)
 }
 
 /*
- * Whether the child ran and for how long it was runnable without running:
- * a child kept off the CPU by the guest's scheduler has a long run delay
- * on a CPU whose heartbeat went on.
+ * The CPU time the child used, in user space and in the kernel (fields 14
+ * and 15 of its stat): a child that did not get the CPU used none, one
+ * that loops used it all, and where it looped is the larger of the two.
+ */
+static void heads_dump_times(pid_t pid, char *fields)
+{
+	unsigned long utime, stime;
+	long hz = sysconf(_SC_CLK_TCK);
+	char *f = fields;
+	int i;
+
+	for (i = 3; f && i < 14; i++) {
+		f = strchr(f, ' ');
+		if (f)
+			f++;
+	}
+	if (f && hz > 0 && sscanf(f, "%lu %lu", &utime, &stime) == 2)
+		ksft_print_msg("child %d: CPU time %lu ms in user space, %lu ms in the kernel\n",
+			       pid, utime * 1000 / hz, stime * 1000 / hz);
+}
+
+/*
+ * Whether the child ran and for how long it was runnable without running
+ * (CONFIG_SCHED_INFO): a child kept off the CPU by the guest's scheduler
+ * has a long run delay on a CPU whose heartbeat went on.
  */
 static void heads_dump_schedstat(pid_t pid)
 {
@@ -560,6 +582,8 @@ static void heads_dump_child(pid_t pid)
 	state = fs_task_stat(pid, pid, line, sizeof(line));
 	ksft_print_msg("child %d: state %.1s, last on CPU %d\n", pid,
 		       state ? state : "?", task_cpu_of(state));
+	if (state)
+		heads_dump_times(pid, state);
 	heads_dump_schedstat(pid);
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
 	f = fopen(path, "r");
