@@ -479,17 +479,25 @@ static int reap_child(pid_t pid)
 	return status;
 }
 
-/* The CPU a task last ran on: field 39 of its stat, from @fields (field 3) */
-static int task_cpu_of(char *fields)
+/* Field @n of a task's stat, from @fields (field 3); NULL if it has none */
+static char *stat_field(char *fields, int n)
 {
 	char *f = fields;
 	int i;
 
-	for (i = 3; f && i < 39; i++) {
+	for (i = 3; f && i < n; i++) {
 		f = strchr(f, ' ');
 		if (f)
 			f++;
 	}
+	return f;
+}
+
+/* The CPU a task last ran on: field 39 of its stat */
+static int task_cpu_of(char *fields)
+{
+	char *f = stat_field(fields, 39);
+
 	return f ? atoi(f) : -1;
 }
 
@@ -500,16 +508,10 @@ static int task_cpu_of(char *fields)
  */
 static void heads_dump_times(pid_t pid, char *fields)
 {
-	unsigned long utime, stime;
+	char *f = stat_field(fields, 14);
 	long hz = sysconf(_SC_CLK_TCK);
-	char *f = fields;
-	int i;
+	unsigned long utime, stime;
 
-	for (i = 3; f && i < 14; i++) {
-		f = strchr(f, ' ');
-		if (f)
-			f++;
-	}
 	if (f && hz > 0 && sscanf(f, "%lu %lu", &utime, &stime) == 2)
 		ksft_print_msg("child %d: CPU time %lu ms in user space, %lu ms in the kernel\n",
 			       pid, utime * 1000 / hz, stime * 1000 / hz);
