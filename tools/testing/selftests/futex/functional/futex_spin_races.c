@@ -159,11 +159,12 @@ TEST_F(races, cmpxchg_retry_drops_head_lock)
 		fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE);
 }
 
-/* Whether the word gets WAITERS within FS_MUST_MS: a waiter looked at it */
-static bool word_marked(__u32 *word)
+/*
+ * Whether the word gets WAITERS within FS_MUST_MS of @start (CLOCK_MONOTONIC):
+ * a waiter looked at it
+ */
+static bool word_marked(__u32 *word, long long start)
 {
-	long long start = fs_now_ns(CLOCK_MONOTONIC);
-
 	while (!(fs_load(word) & FUTEX_WAITERS)) {
 		if (fs_ms_since(start) >= FS_MUST_MS)
 			return false;
@@ -205,7 +206,8 @@ TEST_F(races, killed_while_handed_does_not_own)
 		ASSERT_TRUE(fs_wait_blocked(child, child)) TH_LOG("the waiter was not held");
 		fs_store(self->word, me);
 		ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
-		ASSERT_TRUE(word_marked(self->word)) TH_LOG("the waiter did not look");
+		ASSERT_TRUE(word_marked(self->word, fs_now_ns(CLOCK_MONOTONIC)))
+			TH_LOG("the waiter did not look");
 		ASSERT_TRUE(fs_wait_blocked(child, child)) TH_LOG("the waiter did not sleep again");
 		ASSERT_EQ(0, fs_inject("stall", FS_STALL_WOKEN));
 		ASSERT_EQ(0, fs_unlock(self->word, FUTEX_SPIN_UNLOCK) < 0);
@@ -325,10 +327,8 @@ static bool taker_queue_fast(struct taker *t, __u32 me)
 		return false;
 	fs_store(t->word, FS_NO_SUCH_TID);
 	__atomic_store_n(&t->go, 1, __ATOMIC_SEQ_CST);
-	while (!(fs_load(t->word) & FUTEX_WAITERS)) {
-		if (fs_ms_since(start) > FS_MUST_MS)
-			return false;
-	}
+	if (!word_marked(t->word, start))
+		return false;
 	fs_store(t->word, me | FUTEX_WAITERS);
 	return true;
 }
@@ -732,7 +732,8 @@ TEST_F(races, handed_waiter_that_does_not_run_holds_back_nobody)
 	 */
 	fs_store(self->word, FS_NO_SUCH_TID);
 	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
-	ASSERT_TRUE(word_marked(self->word)) TH_LOG("W did not look");
+	ASSERT_TRUE(word_marked(self->word, fs_now_ns(CLOCK_MONOTONIC)))
+		TH_LOG("W did not look");
 	ASSERT_TRUE(fs_wait_blocked(getpid(), w.tid)) TH_LOG("W did not sleep");
 	__atomic_store_n(&b.go, 1, __ATOMIC_SEQ_CST);
 	ASSERT_TRUE(fs_wait_blocked(getpid(), b.tid)) TH_LOG("B did not sleep");
