@@ -757,15 +757,16 @@ FIXTURE_TEARDOWN(heads)
 static void *heartbeat_fn(void *arg)
 {
 	struct heartbeat *b = arg;
-	long long last = fs_now_ns(CLOCK_MONOTONIC), now;
+	long long last = fs_now_ns(CLOCK_MONOTONIC), now, gap;
 
 	while (!__atomic_load_n(&shm->beats_stop, __ATOMIC_SEQ_CST)) {
 		usleep(HEARTBEAT_MS * 1000);
 		now = fs_now_ns(CLOCK_MONOTONIC);
-		if (now - last - HEARTBEAT_MS * 1000000LL > b->gap_ns) {
+		/* Beyond the sleep asked for */
+		gap = now - last - HEARTBEAT_MS * 1000000LL;
+		if (gap > b->gap_ns) {
 			__atomic_store_n(&b->at_ns, now, __ATOMIC_SEQ_CST);
-			__atomic_store_n(&b->gap_ns, now - last - HEARTBEAT_MS * 1000000LL,
-					 __ATOMIC_SEQ_CST);
+			__atomic_store_n(&b->gap_ns, gap, __ATOMIC_SEQ_CST);
 		}
 		last = now;
 	}
