@@ -23,9 +23,7 @@
  *     a waiter goes to sleep, or when a running waiter asks for the lock
  *     (below);
  *   - release the word on unlock: 0, or the TID of the first waiter that
- *     asked for the lock; plus WAITERS if others still wait, that is, for
- *     a word handed over, if anyone else is queued, and for a word freed,
- *     if a sleeper not woken is left after the unlock's wakeup. The queue
+ *     asked for the lock, plus WAITERS if anyone else is queued. The queue
  *     head lock is held, or, when the key has no queue head, the hash
  *     bucket lock under which a locker would create one. A waiter killed
  *     before it could use the word it took releases it the same way,
@@ -34,25 +32,27 @@
  *     (done by the robust list walk, which then calls futex_spin_wake_robust()).
  *
  * The invariant that keeps sleepers from being forgotten, under the queue
- * head lock: if the tree holds a waiter that nobody woke since it queued
- * or last looked at the word, WAITERS is set in the word, so that every
- * unlock enters the kernel, as a kernel mutex keeps MUTEX_FLAG_WAITERS
- * while it has waiters. A woken waiter answers for the others until it
- * looks at the word: it takes the word (setting WAITERS if others
- * remain), sets WAITERS before sleeping again, or passes the wakeup on
- * when it gives up. Only while woken waiters alone remain can the word be
- * released and taken in user space.
+ * head lock: if the tree holds a sleeper that nobody woke since it last
+ * looked at the word, WAITERS is set in the word, so that the next unlock
+ * enters the kernel; or a wakeup is out, and the pass-over timer of the
+ * first such sleeper expires FUTEX_SPIN_TURN_NS after it. A woken waiter
+ * answers for the others until it looks at the word: it takes the word
+ * (setting WAITERS if others remain), sets WAITERS before sleeping again,
+ * or passes the wakeup on when it gives up. So an unlock that wakes a
+ * waiter frees the word with WAITERS clear, and the lock is taken and
+ * released in user space until that waiter looks; if it does not look in
+ * time, the timer wakes the next sleeper to look in its place.
  *
  * The starvation rule: a queued waiter that has waited past its due time
  * asks for the lock each time it finds it taken while it spins or after a
  * wakeup, and the next unlock hands the lock to the first waiter in line
  * that has asked. An unlock also wakes the first waiter not yet woken, if
- * it hands the lock over, or if no wakeup is outstanding, or if the last
- * one has gone unanswered for FUTEX_SPIN_TURN_NS: a woken waiter that does
- * not run is passed over by the next unlock after that. A handoff not
- * taken within FUTEX_SPIN_TURN_NS is passed over by the next waiter that
- * looks at the word. tools/testing/selftests/futex/model/ checks this
- * protocol with Spin.
+ * it hands the lock over, or if no wakeup is outstanding. A wakeup that
+ * goes unanswered for FUTEX_SPIN_TURN_NS is passed over by the pass-over
+ * timer, which wakes the next sleeper to look in the place of the one
+ * woken. A handoff not taken within FUTEX_SPIN_TURN_NS is passed over by
+ * the next waiter that looks at the word.
+ * tools/testing/selftests/futex/model/ checks this protocol with Spin.
  *
  * Kernel state: one queue head per futex key, linked into the futex hash
  * bucket (of the process's private hash for a private key, moved with the
@@ -65,10 +65,12 @@
  * reference goes, and to release a word whose key has no head; the
  * sleepers are protected by the head's own lock.
  *
- * Lock order: none. hb->lock and head->lock are never held together; the
- * OSQ and RCU are taken with neither held. A failed cmpxchg of the word is
- * retried only after dropping every lock, as the architecture's futex
- * helpers require.
+ * Lock order: none of the futex code's own. hb->lock and head->lock are
+ * never held together; under head->lock only the hrtimer base lock of a
+ * pass-over timer is taken, and the wakeups go out after it is dropped.
+ * The OSQ and RCU are taken with neither held. A failed cmpxchg of the
+ * word is retried only after dropping every lock, as the architecture's
+ * futex helpers require.
  */
 
 #include <linux/atomic.h>
@@ -91,8 +93,8 @@
  * T for each waiter that was queued when it queued, and one T more; past
  * that it asks for the lock (the starvation rule above). A task that has
  * spun T without queueing queues, a segment of spinning ends after T,
- * and an unlock passes over a woken waiter that has not looked at the
- * word within T. 1 ms, the threshold of Go's sync.Mutex starvation
+ * and a woken waiter that has not looked at the word within T is passed
+ * over. 1 ms, the threshold of Go's sync.Mutex starvation
  * mode (src/sync/mutex.go, starvationThresholdNs), a lock whose waiters
  * also spin first and then sleep: it is tens of times a context switch
  * and a wakeup, so handing the lock to a waiter once per T costs little
@@ -113,9 +115,10 @@ struct futex_spin_head {
 	struct rb_root_cached	askers;		/* lock: those that asked */
 	u64			arrivals;	/* lock */
 	unsigned int		nr_sleepers;	/* lock */
-	unsigned int		nr_unwoken;	/* lock: sleepers not woken */
 	/* lock: when the last wakeup went out, 0 once a look answered it */
 	u64			woke_at;
+	/* lock: the sleeper whose pass-over timer that wakeup armed */
+	struct futex_spin_waiter *passer;
 
 	struct optimistic_spin_queue osq;
 	atomic_t		spinners;
@@ -141,6 +144,8 @@ struct futex_spin_waiter {
 	u64			since;
 	u64			due;		/* head->lock, once queued */
 	u64			look_at;	/* head->lock: wake by then, or 0 */
+	/* Armed under head->lock by others, see futex_spin_pass_arm() */
+	struct hrtimer		pass;
 	/*
 	 * Written under head->lock. The waiter reads them without it while
 	 * it spins or after a wakeup, and decides under the lock.
@@ -150,8 +155,9 @@ struct futex_spin_waiter {
 	bool			handed;
 	bool			spinning;	/* written by the waiter only */
 	bool			woken;		/* head->lock; only while queued */
-	/* head->lock: a sleeper in this subtree has not been woken */
-	bool			unwoken_below;
+	bool			asleep;		/* head->lock: it chose to sleep */
+	/* head->lock: the most futex_spin_unwoken() of this subtree */
+	u8			unwoken_below;
 };
 
 /* How a spin on the owner ended; FUTEX_SPIN_POLLING while it goes on. */
@@ -495,48 +501,121 @@ static struct futex_spin_waiter *futex_spin_first_asker(struct futex_spin_head *
 }
 
 /*
- * Woken sleepers pile up when waiters outnumber CPUs, and a task that
- * cannot run (a throttled cgroup) stays woken for as long as it likes: the
- * tree keeps, per subtree, whether it holds a sleeper not woken yet, so
- * that finding the first one does not walk past the others.
+ * What a queued waiter is owed, in increasing order: nothing once woken;
+ * a wakeup, if nobody woke it since it last looked at the word; and a
+ * wakeup that it needs, if it also sleeps (a queued spinner runs, and
+ * looks at the word again by itself).
  */
-static bool futex_spin_unwoken(struct futex_spin_waiter *w)
+enum futex_spin_owed {
+	FUTEX_SPIN_OWED_NOTHING,
+	FUTEX_SPIN_OWED_WAKEUP,
+	FUTEX_SPIN_OWED_WAKEUP_ASLEEP,
+};
+
+static u8 futex_spin_unwoken(struct futex_spin_waiter *w)
 {
-	return !w->woken;
+	if (w->woken)
+		return FUTEX_SPIN_OWED_NOTHING;
+	return w->asleep ? FUTEX_SPIN_OWED_WAKEUP_ASLEEP : FUTEX_SPIN_OWED_WAKEUP;
 }
 
+/*
+ * Woken sleepers pile up when waiters outnumber CPUs, and a task that
+ * cannot run (a throttled cgroup) stays woken for as long as it likes: the
+ * tree keeps, per subtree, the most that one of its waiters is owed, so
+ * that finding the first one owed a wakeup does not walk past the others.
+ */
 RB_DECLARE_CALLBACKS_MAX(static, futex_spin_unwoken_cb, struct futex_spin_waiter,
-			 node, bool, unwoken_below, futex_spin_unwoken);
+			 node, u8, unwoken_below, futex_spin_unwoken);
 
-/* The first sleeper that nobody woke since it last went to sleep. */
-static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head)
+/* The first waiter in line owed at least @owed. */
+static struct futex_spin_waiter *futex_spin_first_owed(struct futex_spin_head *head,
+						       enum futex_spin_owed owed)
 {
 	struct futex_spin_waiter *w = futex_spin_waiter_of(head->sleepers.rb_root.rb_node);
 
-	if (!w || !w->unwoken_below)
+	if (!w || w->unwoken_below < owed)
 		return NULL;
 	/* Each step stays in a subtree that holds one. */
 	for (;;) {
 		struct futex_spin_waiter *left = futex_spin_waiter_of(w->node.rb_left);
 
-		if (left && left->unwoken_below) {
+		if (left && left->unwoken_below >= owed) {
 			w = left;
 			continue;
 		}
-		if (!w->woken)
+		if (futex_spin_unwoken(w) >= owed)
 			return w;
 		w = futex_spin_waiter_of(w->node.rb_right);
 	}
 }
 
-static void futex_spin_set_woken(struct futex_spin_head *head,
-				 struct futex_spin_waiter *w, bool woken)
+/* The first waiter that nobody woke since it last looked at the word. */
+static struct futex_spin_waiter *futex_spin_first_unwoken(struct futex_spin_head *head)
 {
-	if (w->queued && w->woken != woken)
-		head->nr_unwoken += woken ? -1 : 1;
-	WRITE_ONCE(w->woken, woken);
+	return futex_spin_first_owed(head, FUTEX_SPIN_OWED_WAKEUP);
+}
+
+static void futex_spin_propagate(struct futex_spin_waiter *w)
+{
 	if (w->queued)
 		futex_spin_unwoken_cb.propagate(&w->node, NULL);
+}
+
+static void futex_spin_set_woken(struct futex_spin_waiter *w, bool woken)
+{
+	WRITE_ONCE(w->woken, woken);
+	futex_spin_propagate(w);
+}
+
+/*
+ * The pass-over timer. An unlock that wakes a waiter leaves WAITERS clear,
+ * so that the lock goes on being taken and released in user space until
+ * the woken waiter looks at the word. One that does not run (SCHED_IDLE
+ * beside a busy task, a throttled cgroup) would then hold back every
+ * sleeper behind it, and no unlock would enter the kernel to pass it
+ * over. So each wakeup arms the timer of the first sleeper not woken, to
+ * expire FUTEX_SPIN_TURN_NS after it, and the look that answers the
+ * wakeup disarms it. On expiry that sleeper wakes up and looks at the
+ * word in the place of the one woken, as the unlock that passed the
+ * wakeup over would have woken it; its look sets WAITERS again.
+ *
+ * The timer is the sleeper's own, on its stack, and soft, as the timeout
+ * of a futex wait is. Its expiry takes no lock of the futex code: it
+ * only wakes the task, and only from an interruptible sleep, the one of
+ * futex_spin_sleep(); a task running, or sleeping on a page fault,
+ * comes back to the word by itself.
+ */
+static enum hrtimer_restart futex_spin_pass_expired(struct hrtimer *timer)
+{
+	struct futex_spin_waiter *w = container_of(timer, struct futex_spin_waiter,
+						   pass);
+
+	futex_spin_count(FUTEX_SPIN_STAT_UNANSWERED);
+	wake_up_state(w->task, TASK_INTERRUPTIBLE);
+	return HRTIMER_NORESTART;
+}
+
+/* Expiring meanwhile is harmless: it only wakes a sleeper to look. */
+static void futex_spin_pass_disarm(struct futex_spin_head *head)
+{
+	hrtimer_try_to_cancel(&head->passer->pass);
+	head->passer = NULL;
+}
+
+/* The wakeup out since head->woke_at is passed over when it is T old. */
+static void futex_spin_pass_arm(struct futex_spin_head *head)
+{
+	struct futex_spin_waiter *w;
+
+	w = futex_spin_first_owed(head, FUTEX_SPIN_OWED_WAKEUP_ASLEEP);
+	if (head->passer && head->passer != w)
+		futex_spin_pass_disarm(head);
+	if (!w)
+		return;
+	head->passer = w;
+	hrtimer_start(&w->pass, ns_to_ktime(head->woke_at + FUTEX_SPIN_TURN_NS),
+		      HRTIMER_MODE_ABS_SOFT);
 }
 
 /*
@@ -567,7 +646,6 @@ static void futex_spin_sleeper_add(struct futex_spin_head *head,
 		if (prio == MAX_RT_PRIO)
 			w->due += (head->nr_sleepers + 1ULL) * FUTEX_SPIN_TURN_NS;
 		head->nr_sleepers++;
-		head->nr_unwoken += !w->woken;
 		WRITE_ONCE(w->queued, true);
 		futex_spin_count(FUTEX_SPIN_STAT_CONTENDED);
 		trace_futex_spin_contended(&head->key, w->tid);
@@ -587,9 +665,10 @@ static void futex_spin_sleeper_del(struct futex_spin_head *head,
 		rb_erase_augmented_cached(&w->node, &head->sleepers,
 					  &futex_spin_unwoken_cb);
 		head->nr_sleepers--;
-		head->nr_unwoken -= !w->woken;
 		WRITE_ONCE(w->queued, false);
 	}
+	if (head->passer == w)
+		futex_spin_pass_disarm(head);
 	if (w->asked) {
 		rb_erase_cached(&w->ask_node, &head->askers);
 		WRITE_ONCE(w->asked, false);
@@ -629,6 +708,8 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
 static void futex_spin_answered(struct futex_spin_head *head)
 {
 	head->woke_at = 0;
+	if (head->passer)
+		futex_spin_pass_disarm(head);
 }
 
 /*
@@ -640,12 +721,13 @@ static void futex_spin_wake(struct futex_spin_head *head,
 			    struct futex_spin_waiter *w,
 			    struct wake_q_head *wake_q)
 {
-	futex_spin_set_woken(head, w, true);
+	futex_spin_set_woken(w, true);
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
 
 	head->woke_at = ktime_get_ns();
+	futex_spin_pass_arm(head);
 }
 
 /*
@@ -669,17 +751,15 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
 }
 
 /*
- * Whom an unlock that hands the lock to nobody wakes: the first sleeper
- * not woken, unless a wakeup already out serves the sleepers. One serves
- * until it has gone unanswered for FUTEX_SPIN_TURN_NS: a woken waiter
- * that does not run (SCHED_IDLE beside a busy task, a throttled cgroup)
- * would otherwise hold every sleeper behind it for as long as it does not
- * run. WAITERS stays set meanwhile, so the unlocks that could pass it over
- * enter the kernel.
+ * Whom an unlock that hands the lock to nobody wakes: the first waiter
+ * not woken, unless a wakeup already out serves the sleepers. It serves
+ * until a look answers it, or until its pass-over timer wakes the next
+ * sleeper, FUTEX_SPIN_TURN_NS after it: the timer passes a woken waiter
+ * over, whether or not an unlock enters the kernel meanwhile.
  */
 static struct futex_spin_waiter *futex_spin_to_wake(struct futex_spin_head *head)
 {
-	if (head->woke_at && ktime_get_ns() - head->woke_at < FUTEX_SPIN_TURN_NS)
+	if (head->woke_at)
 		return NULL;
 	return futex_spin_first_unwoken(head);
 }
@@ -697,6 +777,8 @@ static void futex_spin_waiter_leave(struct futex_spin_head *head,
 	futex_spin_sleeper_del(head, w);
 	if (was_woken)
 		futex_spin_wake_first(head, wake_q);
+	else if (head->woke_at && !head->passer)
+		futex_spin_pass_arm(head);	/* it may have been ours */
 }
 
 /*
@@ -1108,7 +1190,7 @@ static void futex_spin_requeue(struct futex_spin_head *head,
 	head->handed = NULL;
 	w->seq = head->arrivals++;
 	WRITE_ONCE(w->woken, true);
-	w->unwoken_below = false;
+	w->unwoken_below = futex_spin_unwoken(w);
 	head->nr_sleepers++;
 	WRITE_ONCE(w->queued, true);
 	rb_add_augmented_cached(&w->node, &head->sleepers, futex_spin_waiter_less,
@@ -1216,11 +1298,12 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		/* Shown to run: spinning, or back at the word after a wakeup */
 		bool ran = spun || !sleep || w->woken;
 
+		w->asleep = sleep;
 		futex_spin_sleeper_add(head, w);
 		if (ran)
 			futex_spin_ask(head, w, ktime_get_ns());
 		/* Looking at the word again was the duty of its wakeup. */
-		futex_spin_set_woken(head, w, false);
+		futex_spin_set_woken(w, false);
 		/* A handoff not taken is for a waiter to pass over, in time */
 		w->look_at = head->handed ? head->handed_at + FUTEX_SPIN_TURN_NS : 0;
 		if (sleep)
@@ -1451,9 +1534,10 @@ static int futex_spin_word_release(u32 __user *uaddr, u32 tid, u32 nval,
 
 /*
  * Release the word and serve the waiters, with head->lock held: the first
- * that asked is handed the lock, or else the next one is woken
- * (futex_spin_to_wake()). WAITERS stays set while a sleeper that nobody
- * woke is left, so that the next unlock enters the kernel too.
+ * that asked is handed the lock, with WAITERS if others wait, or else the
+ * word is freed and the next one woken (futex_spin_to_wake()). A freed
+ * word has WAITERS clear: a wakeup is out, whose look sets it again, and
+ * the pass-over timer stands in for a look that does not come.
  */
 static int futex_spin_release_locked(struct futex_spin_head *head,
 				     u32 __user *uaddr, u32 tid, u32 keep,
@@ -1470,18 +1554,12 @@ static int futex_spin_release_locked(struct futex_spin_head *head,
 			nval |= FUTEX_WAITERS;
 	} else {
 		next = futex_spin_to_wake(head);
-		if (head->nr_unwoken > (next ? 1 : 0))
-			nval = FUTEX_WAITERS;
 	}
 	ret = futex_spin_word_release(uaddr, tid, nval, keep);
-	if (!ret && w) {
+	if (!ret && w)
 		futex_spin_hand_over(head, w, wake_q);
-	} else if (!ret && next) {
-		/* A wakeup still out has gone unanswered for T: passed over */
-		if (head->woke_at)
-			futex_spin_count(FUTEX_SPIN_STAT_UNANSWERED);
+	else if (!ret && next)
 		futex_spin_wake(head, next, wake_q);
-	}
 	return ret;
 }
 
@@ -1590,6 +1668,8 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 
 	w.tid = task_pid_vnr(current);
 	w.since = ktime_get_ns();
+	hrtimer_setup_on_stack(&w.pass, futex_spin_pass_expired, CLOCK_MONOTONIC,
+			       HRTIMER_MODE_ABS_SOFT);
 	to = futex_setup_timer(time, &timeout, flags, current->timer_slack_ns);
 	if (to)
 		hrtimer_sleeper_start_expires(to, HRTIMER_MODE_ABS);
@@ -1608,6 +1688,9 @@ int futex_spin_lock(u32 __user *uaddr, unsigned int flags, u32 val,
 		ret = -EINTR;
 	}
 
+	/* Out of the tree now: nobody arms it again. */
+	hrtimer_cancel(&w.pass);
+	destroy_hrtimer_on_stack(&w.pass);
 	if (to) {
 		hrtimer_cancel(&to->timer);
 		destroy_hrtimer_on_stack(&to->timer);
