@@ -8,13 +8,18 @@
  *   each time it finds it taken while it spins or after a wakeup, and the
  *   next unlock hands the lock to the first waiter in line that has asked.
  *   An unlock also wakes the first waiter not yet woken, if it hands the
- *   lock over, or if no wakeup is outstanding, or if the last one has
- *   gone unanswered for T. A handoff not taken for T is passed over by
+ *   lock over, or if no wakeup is outstanding; one that goes unanswered
+ *   for T is passed over by the pass-over timer, which wakes the next
+ *   sleeper to look in its place. A handoff not taken for T is passed over by
  *   the next waiter that looks at the word; a waiter that goes to sleep
  *   while a handoff is out looks again when it is T old.
  *
- * and the invariant that makes the unlocks enter the kernel: WAITERS is
- * set while a queued waiter that nobody woke is left.
+ * and the invariant that keeps sleepers from being forgotten: while a
+ * sleeper that nobody woke is queued, WAITERS is set, so that the next
+ * unlock enters the kernel; or a wakeup is out, and the first such
+ * sleeper's pass-over timer is armed, to wake it to look in the place of
+ * the one woken. An unlock that wakes a waiter frees the word with
+ * WAITERS clear.
  *
  * Checked by run.sh with Spin: mutual exclusion and the bypass bound are
  * assertions, "no lost wakeup" and "WAITERS while a waiter not woken is
@@ -23,11 +28,9 @@
  * dies (MAXDEATHS), or none. -D options put known bugs back, each of
  * which must fail a check (run.sh expects that too):
  *
- *   NOPASS       an unlock never passes over a woken waiter that has not
- *                answered: one outstanding wakeup serves for ever
- *   CLEARWAIT    v3's rule: an unlock that wakes a sleeper clears WAITERS
- *                (the woken one answers for the others, and a timer for
- *                it, not modelled)
+ *   NOPASSTIMER  a wakeup arms no pass-over timer: while the woken waiter
+ *                does not run, the lock changes hands in user space and
+ *                the sleepers behind it wait (v3 without its kthread)
  *   HAND_UNASKED the unlock hands the lock to the first waiter not woken,
  *                whether or not it asked (asleep and never shown to run)
  *   ROBUST_NOWAKE the robust list walk wakes no FUTEX_SPIN_LOCK sleeper
@@ -44,7 +47,7 @@
  *
  *   PROBE_HANDOFF3  a handoff while three tasks are alive
  *   PROBE_AHEAD3    a handoff that wakes a sleeper ahead, three alive
- *   PROBE_PASS3     an unlock that passes over a woken waiter, three alive
+ *   PROBE_TIMER3    a pass-over timer that wakes its sleeper, three alive
  *   PROBE_PASSHAND3 a waiter that passes over a handoff, three alive
  *
  * What it abstracts away, and why that is sound for these properties:
@@ -54,7 +57,8 @@
  *   the lock (after it queued, for due; after the wakeup or the handoff,
  *   for the others), and eventually: the bound's formula is in the rst,
  *   the model proves the order of events that the formula counts. A
- *   sleeper's timer for a handoff fires at any moment after it slept.
+ *   sleeper's timer for a handoff fires at any moment after it slept,
+ *   and a pass-over timer at any moment after it was armed.
  * - Each section under the queue head lock is one atomic step: sections
  *   exclude each other, and each touches the word once, with a cmpxchg
  *   that the code retries after dropping the lock when it fails, which
@@ -101,8 +105,9 @@ bool timed[N + 1];	/* asleep until a handoff is T old, or woken */
 bool asked[N + 1];	/* past its due time, asked while running */
 bool handed[N + 1];	/* the word was handed to it */
 bool duty;		/* a wakeup nobody answered yet (head->woke_at) */
-bool late;		/* ... and it has gone unanswered for T */
 bool hlate;		/* a handoff has not been taken for T */
+byte passer;		/* whose pass-over timer the wakeup armed, 0 none */
+bool rung[N + 1];	/* its pass-over timer woke it, it has not looked */
 
 /* The clock (see above) and what the checks observe. */
 bool want[N + 1];	/* in a lock call, does not own the word */
@@ -116,8 +121,12 @@ byte passed[N + 1];	/* acquisitions by others while it was first asker */
 byte deaths;
 
 #define SLEEPER(i)	(queued[i] && asleep[i] && !woken[i])
+#define SLEEPER_ANY	(SLEEPER(1) || SLEEPER(2) || SLEEPER(3))
+/* The code's w->asleep: it chose to sleep at its last look */
+#define CHOSE_SLEEP(i)	(asleep[i] || rung[i])
+#define PASS_ARMED	(duty && passer != 0 && queued[passer] && \
+			 !woken[passer] && CHOSE_SLEEP(passer))
 #define UNWOKEN(i)	(queued[i] && !woken[i])
-#define UNWOKEN_ANY	(UNWOKEN(1) || UNWOKEN(2) || UNWOKEN(3))
 #define HANDED_ANY	(handed[1] || handed[2] || handed[3])
 /*
  * A handoff to a task that stopped for good: a spinner that polls the word
@@ -238,17 +247,43 @@ inline dequeue(me, k)
 	fi;
 	woken[me] = false;
 	asked[me] = false;
-	passed[me] = 0
+	passed[me] = 0;
+	if
+	:: passer == me -> passer = 0
+	:: else -> skip
+	fi
 }
 
-/* futex_spin_wake(): @t owes a look, and the clock on it starts. */
-inline wake(t)
+/* futex_spin_answered(): nobody owes a look, the timer is disarmed. */
+inline answered()
+{
+	duty = false;
+	passer = 0
+}
+
+/*
+ * futex_spin_pass_arm(): the first sleeper not woken gets the timer.
+ * It only wakes the task; the head is left as it is.
+ */
+inline arm_pass(k)
+{
+#if defined(NOPASSTIMER)
+	passer = 0
+#elif defined(PASS_RUNNING)
+	FIRST(passer, k, !woken[k])
+#else
+	FIRST(passer, k, !woken[k] && CHOSE_SLEEP(k))
+#endif
+}
+
+/* futex_spin_wake(): @t owes a look, and the clocks on it start. */
+inline wake(t, k)
 {
 	woken[t] = true;
 	asleep[t] = false;
 	timed[t] = false;
 	duty = true;
-	late = false
+	arm_pass(k)
 }
 
 /*
@@ -264,8 +299,8 @@ inline wake_next(k, t)
 	:: else -> skip
 	fi;
 	if
-	:: t != 0 -> wake(t)
-	:: else -> duty = false
+	:: t != 0 -> wake(t, k)
+	:: else -> answered()
 	fi
 }
 
@@ -286,7 +321,7 @@ inline take_or_mark(me, k, a, took)
 		waiters = true;
 		took = false
 	fi;
-	duty = false
+	answered()
 }
 
 #ifdef NOAHEAD
@@ -301,9 +336,10 @@ inline take_or_mark(me, k, a, took)
 #endif
 
 /*
- * FUTEX_SPIN_UNLOCK: hand over to the first asker, or wake the first not
+ * FUTEX_SPIN_UNLOCK: hand over to the first asker, WAITERS kept if others
+ * are queued; or free the word, WAITERS clear, and wake the first not
  * woken unless an outstanding wakeup, not yet T old, serves
- * (futex_spin_to_wake()); WAITERS stays while one not woken is left.
+ * (futex_spin_to_wake()).
  */
 inline release(me, k, t, a)
 {
@@ -320,12 +356,13 @@ inline release(me, k, t, a)
 #endif
 		tid = t;
 		waiters = nq > 1;
-		duty = false;
+		answered();
 		handed[t] = true;
 		hlate = false;
 		/*
-		 * The first sleeper not woken is woken: if it is ahead, to ask
-		 * in its turn; if behind, to watch the handoff.
+		 * The first sleeper not woken is woken, once the one handed the
+		 * lock left the line: if it is ahead, to ask in its turn; if
+		 * behind, to watch the handoff.
 		 */
 		FIRST(a, k, !woken[k] && k != t);
 		if
@@ -333,35 +370,27 @@ inline release(me, k, t, a)
 #ifdef PROBE_AHEAD3
 			assert(!(AHEAD(a, t) && ALIVE));
 #endif
-			wake(a)
-		:: !(AHEAD(a, t) || WATCH(a, t)) -> skip
+			skip
+		:: !(AHEAD(a, t) || WATCH(a, t)) -> a = 0
 		fi;
 		dequeue(t, k);
 		asleep[t] = false;
-		timed[t] = false
+		timed[t] = false;
+		if
+		:: a != 0 -> wake(a, k)
+		:: else -> skip
+		fi
 	:: else ->
 		tid = 0;
 		if
-#ifdef NOPASS
 		:: !duty -> FIRST_UNWOKEN(t, k)
-#else
-		:: !duty || late ->
-#ifdef PROBE_PASS3
-			assert(!(duty && ALIVE));
-#endif
-			FIRST_UNWOKEN(t, k)
-#endif
 		:: else -> skip
 		fi;
 		if
-		:: t != 0 -> wake(t)
+		:: t != 0 -> wake(t, k)
 		:: else -> skip
 		fi;
-#ifdef CLEARWAIT
-		waiters = UNWOKEN_ANY && t == 0
-#else
-		waiters = UNWOKEN_ANY
-#endif
+		waiters = false
 	fi
 }
 
@@ -403,7 +432,7 @@ inline pass_handed(k, t, a)
 		woken[t] = true;
 		release(0, k, t, a)
 #endif
-	:: t == 0 || !hlate -> skip
+	:: else -> skip
 	fi;
 	t = 0
 }
@@ -416,6 +445,7 @@ inline pass_handed(k, t, a)
  */
 inline locked(me, k, a, t, took, ran)
 {
+	rung[me] = false;
 	if
 	:: handed[me] -> take_handed(me, took)
 	:: !handed[me] ->
@@ -440,6 +470,7 @@ inline locked(me, k, a, t, took, ran)
  */
 inline ask(me, k, a, t, took)
 {
+	rung[me] = false;
 	pass_handed(k, t, a);
 	if
 	:: handed[me] -> take_handed(me, took)
@@ -485,7 +516,7 @@ spin:
 		if
 		:: queued[me] ->	/* futex_spin_taken_fixup() */
 			waiters = waiters || OTHERS(me);
-			duty = false;
+			answered();
 			dequeue(me, k)
 		:: else -> skip
 		fi;
@@ -525,11 +556,17 @@ spin:
 
 	/*
 	 * futex_spin_sleep(): woken, or its timer fires (at any time: it
-	 * may be an earlier handoff's), or it never runs again if it may stop
+	 * may be an earlier handoff's), or its pass-over timer does, or it
+	 * never runs again if it may stop
 	 */
 	if
 	:: !asleep[me]
 	:: atomic { timed[me] -> asleep[me] = false; timed[me] = false }
+	:: atomic { passer == me && asleep[me] ->
+#ifdef PROBE_TIMER3
+		assert(!ALIVE);
+#endif
+		asleep[me] = false; rung[me] = true }
 	:: MAY_STOP(me) -> gone[me] = true; false
 	fi;
 	if
@@ -579,8 +616,7 @@ proctype clock(byte me)
 }
 
 /*
- * The last wakeup eventually goes unanswered for T, if nobody answers it,
- * and so does a handoff not taken. For liveness, only a handoff to a task
+ * A handoff not taken eventually goes untaken for T. For liveness, only a handoff to a task
  * that stopped for good: the bound's premise is that a task that runs
  * comes back to the word within T (its latency, counted in the rst), and
  * a task that runs but is passed over every time it is handed the lock
@@ -595,7 +631,6 @@ proctype clock(byte me)
 active proctype answer_clock()
 {
 	do
-	:: atomic { duty && !late -> late = true }
 	:: atomic { HANDOFF_LATE && !hlate -> hlate = true }
 	od
 }
@@ -615,5 +650,5 @@ init
 }
 
 ltl nolost { [] NOLOST }
-ltl waitset { [] (UNWOKEN_ANY -> waiters) }
+ltl waitset { [] (SLEEPER_ANY -> (waiters || PASS_ARMED)) }
 ltl live1 { [] (want[1] -> <> (!want[1] || (gone[2] && gone[3] && duty))) }
