@@ -559,7 +559,7 @@ static long long unlock_passes(struct __test_metadata *_metadata)
  * queued, so neither spun; but a waiter kept from running in its call for
  * T (a slow guest) has spun that long by its clock, asks for the lock,
  * and is handed it. Or the first woken did not look at the word for T,
- * and an unlock passed it over and woke the second. Nothing else lets it.
+ * and the pass-over timer woke the second. Nothing else lets it.
  */
 static bool unlock_second_went_first(struct __test_metadata *_metadata,
 				     struct waiter w[2], long long passes)

@@ -597,11 +597,11 @@ TEST(sleepers_handed_the_lock_about_once_per_turn)
 }
 
 /*
- * An unlock passes over a woken waiter only once its wakeup has gone
- * unanswered for T, and a waiter passes over a handoff only once it is T
- * old; each pass-over wakes or hands anew, which starts that clock again.
- * While unlocks enter the kernel they serve the queue, and each pass-over
- * costs a context switch. Here every holder keeps the lock 1 ms on the
+ * A woken waiter is passed over only once its wakeup has gone unanswered
+ * for T (the pass-over timer), and a waiter passes over a handoff only
+ * once it is T old; each pass-over wakes or hands anew, which starts that
+ * clock again. While unlocks enter the kernel they serve the queue, and
+ * each pass-over costs a context switch. Here every holder keeps the lock 1 ms on the
  * one CPU of all threads, so every waiter sleeps, the unlocks enter the
  * kernel, and a woken waiter often waits longer than T for the CPU: it
  * may be passed over, about once per T at most.
@@ -782,6 +782,8 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
  * rst's bound, (k + 1) * (2T + L + 2C): k waiters ahead (2, or 1 without
  * A), T = 1 ms, C the longest hold (the test's), and L the wakeup latency
  * of a task beside M, measured here first. Each round's wait is logged.
+ * In the idle form nobody relocks: no unlock enters the kernel after the
+ * one that woke W, and B must get the lock within the same bound.
  */
 #define STUCK_HOLD_MS	80
 #define STUCK_ROUNDS	16
@@ -843,7 +845,8 @@ static long long stuck_latency(struct __test_metadata *_metadata,
 
 /* One round; B's wait in ms, or -1 if the setup failed */
 static long long stuck_round(struct __test_metadata *_metadata,
-			     struct stuck *st, long long bound_ms, bool with_a)
+			     struct stuck *st, long long bound_ms, bool with_a,
+			     bool relock)
 {
 	struct waiter a = { .word = &st->word, .op = FUTEX_SPIN_LOCK_PRIVATE,
 			    .forever = true, .unlock = true };
@@ -881,14 +884,17 @@ static long long stuck_round(struct __test_metadata *_metadata,
 		EXPECT_TRUE(wait_done(&a));
 		EXPECT_EQ(0, fs_join(a.thread, NULL));
 	}
-	ASSERT_EQ(0, fs_thread_create_on(&m, 1, SCHED_OTHER, 0, stuck_m_fn, st));
+	if (relock)
+		ASSERT_EQ(0, fs_thread_create_on(&m, 1, SCHED_OTHER, 0,
+						 stuck_m_fn, st));
 
 	/* M stops at twice the bound, which lets a starved B through */
 	while (!__atomic_load_n(&b.done, __ATOMIC_SEQ_CST) &&
 	       fs_ms_since(st->o.unlocked) < 2 * bound_ms)
 		usleep(1000);
 	__atomic_store_n(&st->stop_m, 1, __ATOMIC_SEQ_CST);
-	EXPECT_EQ(0, fs_join(m, NULL));
+	if (relock)
+		EXPECT_EQ(0, fs_join(m, NULL));
 	EXPECT_TRUE(wait_done(&b));
 	after = fs_ms_since(st->o.unlocked);
 	EXPECT_EQ(0, fs_join(b.thread, NULL));
@@ -912,7 +918,7 @@ static long long stuck_round(struct __test_metadata *_metadata,
 
 /* @rounds of stuck_round() against the rst's bound */
 static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
-			 bool with_a)
+			 bool with_a, bool relock)
 {
 	long long unanswered = futex_spin_stat("unanswered_wakes");
 	long long l_ns, bound_ms, waited, worst = 0;
@@ -934,7 +940,7 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
 	TH_LOG("%d ahead of B, L %lld us beside the relocker: bound %lld ms",
 	       ahead, l_ns / 1000, bound_ms);
 	for (i = 0; i < rounds; i++) {
-		waited = stuck_round(_metadata, &st, bound_ms, with_a);
+		waited = stuck_round(_metadata, &st, bound_ms, with_a, relock);
 		EXPECT_GE(bound_ms, waited) TH_LOG("round %d: B waited %lld ms",
 						   i, waited);
 		worst = waited > worst ? waited : worst;
@@ -944,7 +950,7 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
 		fs_knob_write(FS_FAIR_SERVER0, fair);
 	TH_LOG("worst wait of B %lld ms; bound %lld ms", worst, bound_ms);
 	if (unanswered >= 0)
-		TH_LOG("%lld woken waiters passed over by an unlock",
+		TH_LOG("%lld pass-over timers expired",
 		       futex_spin_stat("unanswered_wakes") - unanswered);
 }
 
@@ -961,7 +967,7 @@ TEST(woken_waiter_that_cannot_run_holds_back_nobody)
 	fs_setup(_metadata);
 	if (!stuck_cpus_present())
 		SKIP(return, "needs CPUs 0 and 1");
-	stuck_rounds(_metadata, STUCK_ROUNDS, true);
+	stuck_rounds(_metadata, STUCK_ROUNDS, true, true);
 	fs_teardown(_metadata);
 }
 
@@ -970,7 +976,16 @@ TEST(woken_waiter_that_cannot_run_holds_back_nobody_behind)
 	fs_setup(_metadata);
 	if (!stuck_cpus_present())
 		SKIP(return, "needs CPUs 0 and 1");
-	stuck_rounds(_metadata, STUCK_ROUNDS, false);
+	stuck_rounds(_metadata, STUCK_ROUNDS, false, true);
+	fs_teardown(_metadata);
+}
+
+TEST(woken_waiter_that_cannot_run_holds_back_nobody_idle)
+{
+	fs_setup(_metadata);
+	if (!stuck_cpus_present())
+		SKIP(return, "needs CPUs 0 and 1");
+	stuck_rounds(_metadata, STUCK_ROUNDS, false, false);
 	fs_teardown(_metadata);
 }
 
