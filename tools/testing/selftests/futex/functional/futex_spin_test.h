@@ -185,11 +185,16 @@ static inline bool fs_preempt_rt(void)
 }
 
 /* Join @t within FS_MUST_MS: 0, or ETIMEDOUT if it is still running */
-static inline int fs_join(pthread_t t, void **ret)
+static inline int fs_join_ms(pthread_t t, void **ret, long long ms)
 {
-	struct timespec to = fs_deadline(CLOCK_REALTIME, FS_MUST_MS);
+	struct timespec to = fs_deadline(CLOCK_REALTIME, ms);
 
 	return pthread_timedjoin_np(t, ret, &to);
+}
+
+static inline int fs_join(pthread_t t, void **ret)
+{
+	return fs_join_ms(t, ret, FS_MUST_MS);
 }
 
 /* Reap @pid within FS_MUST_MS; its wait status or -1 */
