@@ -184,7 +184,7 @@ static inline bool fs_preempt_rt(void)
 	return !uname(&u) && strstr(u.version, "PREEMPT_RT");
 }
 
-/* Join @t within FS_MUST_MS: 0, or ETIMEDOUT if it is still running */
+/* Join @t within @ms: 0, or ETIMEDOUT if it is still running */
 static inline int fs_join_ms(pthread_t t, void **ret, long long ms)
 {
 	struct timespec to = fs_deadline(CLOCK_REALTIME, ms);
@@ -192,6 +192,7 @@ static inline int fs_join_ms(pthread_t t, void **ret, long long ms)
 	return pthread_timedjoin_np(t, ret, &to);
 }
 
+/* Join @t within FS_MUST_MS */
 static inline int fs_join(pthread_t t, void **ret)
 {
 	return fs_join_ms(t, ret, FS_MUST_MS);

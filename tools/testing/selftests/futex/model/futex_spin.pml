@@ -126,7 +126,6 @@ byte deaths;
 #define CHOSE_SLEEP(i)	(asleep[i] || rung[i])
 #define PASS_ARMED	(duty && passer != 0 && queued[passer] && \
 			 !woken[passer] && CHOSE_SLEEP(passer))
-#define UNWOKEN(i)	(queued[i] && !woken[i])
 #define HANDED_ANY	(handed[1] || handed[2] || handed[3])
 /*
  * A handoff to a task that stopped for good: a spinner that polls the word
@@ -267,10 +266,8 @@ inline answered()
  */
 inline arm_pass(k)
 {
-#if defined(NOPASSTIMER)
+#ifdef NOPASSTIMER
 	passer = 0
-#elif defined(PASS_RUNNING)
-	FIRST(passer, k, !woken[k])
 #else
 	FIRST(passer, k, !woken[k] && CHOSE_SLEEP(k))
 #endif
