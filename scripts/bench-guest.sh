@@ -25,8 +25,10 @@
 # JSON line per run in $RUN_DIR/counts.jsonl: the benchmark's own line plus
 # the acquisitions of the futex hash-bucket lock class (HB_LOCK_CLASS, an
 # extended regular expression on the lock_stat class name), the names of
-# the classes counted, and the growth of heads_created in futex_spin/stats
-# of debugfs (null where the kernel lacks either).
+# the classes counted, and the growth of SPIN_COUNTS in futex_spin/stats
+# of debugfs (null where the kernel lacks either): the queue heads
+# created, the wakeups, the handoffs and the wakeups passed over by a
+# pass-over timer.
 #
 # Exits non-zero if a run broke mutual exclusion, failed or hung.
 set -uo pipefail
@@ -103,14 +105,19 @@ hb_acquisitions() {
 	done <"$lock_stat"
 }
 
-# heads_created of futex_spin/stats into $heads, null if there is none.
-heads_created() {
+SPIN_COUNTS="heads_created wakes handoffs unanswered_wakes"
+
+# The SPIN_COUNTS of futex_spin/stats into the array $1, null if none.
+spin_counts() {
+	local -n to=$1
 	local key val
 
-	heads=null
+	for key in $SPIN_COUNTS; do
+		to[$key]=null
+	done
 	[ -r "$spin_stats" ] || return
 	while read -r key val; do
-		[ "$key" = heads_created ] && heads=$val
+		[[ " $SPIN_COUNTS " == *" $key "* ]] && to[$key]=$val
 	done <"$spin_stats"
 }
 
@@ -148,17 +155,22 @@ bench() {
 # broken exclusion, which fails only the other types. The count pass adds
 # its counts to the line and to $progress.
 run() {
-	local t=$1 n=$2 l=$3 w=$4 round=$5 line rc acq names heads h0 ops=0 rate=0
-	local hb_kop heads_kop
+	local t=$1 n=$2 l=$3 w=$4 round=$5 line rc acq names key ops=0 rate=0
+	local hb_kop heads_kop counted
+	local -A c0 c1
 
 	if [ "$count" = 1 ]; then
 		[ -w "$lock_stat" ] && echo 0 >"$lock_stat"
-		heads_created
-		h0=$heads
+		spin_counts c0
 		bench "$t" "$n" "$l" "$w"
 		hb_acquisitions
-		heads_created
-		[ "$h0" = null ] || [ "$heads" = null ] || heads=$((heads - h0))
+		spin_counts c1
+		counted=
+		for key in $SPIN_COUNTS; do
+			[ "${c0[$key]}" = null ] || [ "${c1[$key]}" = null ] ||
+				c1[$key]=$((c1[$key] - c0[$key]))
+			counted="$counted, \"$key\": ${c1[$key]}"
+		done
 	else
 		bench "$t" "$n" "$l" "$w"
 	fi
@@ -179,7 +191,7 @@ run() {
 		[[ $line =~ \"ops\":\ ([0-9]+) ]] && ops=${BASH_REMATCH[1]}
 		[[ $line =~ \"ops_per_sec\":\ ([0-9]+) ]] && rate=${BASH_REMATCH[1]}
 		per_kop hb_kop "$acq" "$ops"
-		per_kop heads_kop "$heads" "$ops"
+		per_kop heads_kop "${c1[heads_created]}" "$ops"
 		progress="$progress $t $((rate / 1000)) hb $hb_kop heads $heads_kop"
 		if [ "$acq" = null ]; then
 			names=null
@@ -187,7 +199,7 @@ run() {
 			[ -n "$names" ] || echo "# no lock_stat class matches /$hb_class/"
 			names="\"$names\""
 		fi
-		line="${line%\}}, \"hb_lock_acquisitions\": $acq, \"hb_lock_class\": $names, \"heads_created\": $heads}"
+		line="${line%\}}, \"hb_lock_acquisitions\": $acq, \"hb_lock_class\": $names$counted}"
 	fi
 	echo "${line%\}}, \"round\": $round}" >>"$out"
 }
@@ -208,9 +220,10 @@ if [ "$count" = 1 ]; then
 	else
 		echo "# no $lock_stat (CONFIG_LOCK_STAT): no hash-bucket lock counts"
 	fi
-	heads_created
-	[ "$heads" != null ] ||
-		echo "# no heads_created in $spin_stats: no head creation counts"
+	declare -A c
+	spin_counts c
+	[ "${c[heads_created]}" != null ] ||
+		echo "# no heads_created in $spin_stats: no futex_spin counts"
 fi
 
 cell=0

@@ -50,9 +50,12 @@ FIELDS = ["mutex", "threads", "load", "wait", "load_kind", "futexes", "shared",
           "hold_ns", "gap_ns", "lat_p50_ns", "lat_p99_ns", "lat_max_ns",
           "clock_pair_ns", "time_every", "timed_ops", "slice_yields_per_kop",
           "hash_slots", "round", "exclusion", "error"]
-COUNT_FIELDS = FIELDS[:10] + ["hb_lock_acquisitions", "hb_lock_per_kop",
-                              "heads_created", "heads_per_kop", "hb_lock_class",
-                              "exclusion", "error"]
+# futex_spin/stats counted around each run of the count pass, per 1000 ops
+SPIN_COUNTS = {"heads_created": "heads", "wakes": "wakes", "handoffs": "handoffs",
+               "unanswered_wakes": "passed over"}
+COUNT_FIELDS = FIELDS[:10] + ["hb_lock_acquisitions", "hb_lock_per_kop"] + [
+    f for k in SPIN_COUNTS for f in (k, k + "_per_kop")] + [
+    "hb_lock_class", "exclusion", "error"]
 # Figures averaged over a cell's repeats; the max latency is the max.
 FIGURES = ["ops_per_sec", "hold_ns", "gap_ns", "last_releaser_share",
            "slowest_share", "fastest_share", "jain", "lat_p50_ns", "lat_p99_ns"]
@@ -222,7 +225,8 @@ def main(run_dir, out_dir, count_dir=None):
             if r.get("error") or r.get("exclusion") != "ok":
                 count_errors.append(r)
             r["hb_lock_per_kop"] = per_kop(r.get("hb_lock_acquisitions"), r.get("ops"))
-            r["heads_per_kop"] = per_kop(r.get("heads_created"), r.get("ops"))
+            for k in SPIN_COUNTS:
+                r[k + "_per_kop"] = per_kop(r.get(k), r.get("ops"))
             counts[(r["mutex"], cell_of(r))] = r
         write_csv(out_dir / "counts.csv", COUNT_FIELDS, count_runs)
     classes = sorted({r["hb_lock_class"] for r in counts.values() if r.get("hb_lock_class")})
@@ -275,21 +279,24 @@ def main(run_dir, out_dir, count_dir=None):
                    + ", including the benchmark's start and exit" if classes else
                    "no lock_stat class matched, or the kernel has no lock_stat")
         md += ["", "Lock + unlock syscalls and voluntary context switches per 1000 ops "
-               "(means); hash-bucket lock acquisitions (hb) and queue heads created per "
+               "(means); hash-bucket lock acquisitions (hb), and spin's queue heads created, "
+               "wakeups, handoffs and wakeups passed over by a pass-over timer, per "
                f"1000 ops ({where}; hb: {hb_what}; n/a: the kernel does not count it):", ""]
     else:
         md += ["", "Lock + unlock syscalls and voluntary context switches per 1000 ops "
                "(means; no count pass, so no hash-bucket lock counts):", ""]
     md += ["| threads | load | wait | "
            + " | ".join(f"{t} sys | {t} vcsw" for t in ("ww", "spin", "pi"))
-           + " | ww hb | spin hb | spin heads |", "|---:|---:|---:|" + "---:|" * 9]
+           + " | ww hb | spin hb | "
+           + " | ".join(f"spin {v}" for v in SPIN_COUNTS.values()) + " |",
+           "|---:|---:|---:|" + "---:|" * (8 + len(SPIN_COUNTS))]
     for cell in cells:
         row = []
         for t in ("ww", "spin", "pi"):
             row.append(fmt(m(t, cell, "sys"), ".1f"))
             row.append(fmt(m(t, cell, "vcsw_per_kop"), ".1f"))
-        for t, key in (("ww", "hb_lock_per_kop"), ("spin", "hb_lock_per_kop"),
-                       ("spin", "heads_per_kop")):
+        for t, key in [("ww", "hb_lock_per_kop"), ("spin", "hb_lock_per_kop")] + [
+                ("spin", k + "_per_kop") for k in SPIN_COUNTS]:
             c = counts.get((t, cell))
             row.append(fmt(c.get(key), ".1f", "n/a") if c else "-")
         md.append(f"| {cell[0]} | {cell[1]} | {cell[2]} | " + " | ".join(row) + " |")
