@@ -427,6 +427,7 @@ struct preempt_role {
 	long long at_us;	/* when to ask for the lock */
 	long long hold_us;	/* the owner: when to unlock */
 	bool asleep;		/* wait for at_us asleep, not running */
+	long long late_us;	/* asleep: how late it woke past at_us */
 	int locked;		/* the owner: set once it holds the lock */
 	int cpu;
 	int err;
@@ -459,6 +460,7 @@ static void *preempt_role_fn(void *arg)
 	if (r->asleep) {
 		at = fs_ns_ts(at_ns);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+		r->late_us = (fs_now_ns(CLOCK_MONOTONIC) - at_ns) / 1000;
 	} else {
 		fs_busy_until(at_ns);
 	}
@@ -507,6 +509,9 @@ static bool preempt_try(struct __test_metadata *_metadata, struct run *run,
 	       d[L_CALLS], d[RESCHED], *most);
 	TH_LOG("spins: refused a place %lld, took the lock %lld, ended at T %lld",
 	       d[CAPPED], d[SPUN], d[LIMIT]);
+	/* Woken past the hold's end, it finds the word free: no scene. */
+	TH_LOG("the FIFO task woke %lld us late, %d us before the hold's end",
+	       r[2].late_us, PREEMPT_HOLD_US - PREEMPT_WAKE_US);
 	return d[RESCHED] > 0 && d[L_CALLS] >= 2;
 }
 
