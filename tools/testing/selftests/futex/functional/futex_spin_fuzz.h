@@ -322,6 +322,7 @@ struct shm_hdr {
 	unsigned long long owner_died_seen;
 	unsigned long long starve_checked;
 	unsigned long long lock_waits_1s;
+	unsigned long long late_max_ns;		/* honest ETIMEDOUT past its deadline */
 	unsigned long long kill_ops[2];		/* kill before, after the unlock */
 	unsigned long long kill_late;		/* returned owning, then died */
 	unsigned long long kill_undecided;
@@ -621,6 +622,7 @@ void robust_link(struct worker *w, struct robust_list *n);
 void robust_unlink(struct worker *w, struct robust_list *n);
 void mk_abs(struct worker *w, int cls, bool rt, struct tmo *t);
 void check_early(struct worker *w, struct tmo *t, int op, int wid);
+void note_late(struct tmo *t);
 int spin_lock_op(int flags);
 int spin_unlock_op(int flags);
 long spin_call(struct worker *w, int op, void *uaddr, int fop, unsigned int val,

@@ -156,6 +156,7 @@ void honest_lock(struct worker *w, int op)
 		unsigned long long waited = mono_ns() - t0;
 
 		check_early(w, &t, op, wid);
+		note_late(&t);
 		if (waited >= STARVE_MIN_WAIT && !H->cfg.rt) {
 			/*
 			 * Sleepers are woken in arrival order, and one past its

@@ -196,6 +196,8 @@ void print_counts(double secs)
 		       H->owner_died_seen, H->lock_waits_1s);
 	ksft_print_msg("honest timeouts after >= 1 s checked against the handoff bound: %llu\n",
 		       H->starve_checked);
+	ksft_print_msg("longest an honest ETIMEDOUT came past its deadline: %.3f ms\n",
+		       (double)H->late_max_ns / 1000000);
 	ksft_print_msg("waiters SIGKILLed at an unlock: %llu before it, %llu after it\n",
 		       H->kill_ops[0], H->kill_ops[1]);
 	ksft_print_msg("  died owning it: %llu after returning, %llu undecided; taken over %llu\n",

@@ -240,6 +240,24 @@ void check_early(struct worker *w, struct tmo *t, int op, int wid)
 	      t->cls);
 }
 
+/*
+ * Keep the longest an ETIMEDOUT came after its deadline, on its clock;
+ * a deadline already past at the call is no measure of that.
+ */
+void note_late(struct tmo *t)
+{
+	unsigned long long now = clock_ns(t->rt ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+	unsigned long long late = now > t->target ? now - t->target : 0;
+	unsigned long long old = RLOAD(&H->late_max_ns);
+
+	if (t->cls < T_NEAR)
+		return;
+	while (late > old &&
+	       !__atomic_compare_exchange_n(&H->late_max_ns, &old, late, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
 /* ------------------------------------------------------------------ */
 /* Spinning futex calls                                                */
 
