@@ -454,7 +454,7 @@ static void *preempt_role_fn(void *arg)
 {
 	struct preempt_role *r = arg;
 	struct futex_spin_thread self;
-	long long at_ns;
+	long long at_ns, woke_ns;
 	struct timespec at;
 
 	r->err = fs_pin(r->cpu);
@@ -478,9 +478,9 @@ static void *preempt_role_fn(void *arg)
 	if (r->asleep) {
 		at = fs_ns_ts(at_ns);
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
-		r->late_us = (fs_now_ns(CLOCK_MONOTONIC) - at_ns) / 1000;
-		__atomic_store_n(&r->woke_ns, at_ns + r->late_us * 1000,
-				 __ATOMIC_SEQ_CST);
+		woke_ns = fs_now_ns(CLOCK_MONOTONIC);
+		r->late_us = (woke_ns - at_ns) / 1000;
+		__atomic_store_n(&r->woke_ns, woke_ns, __ATOMIC_SEQ_CST);
 	} else {
 		fs_busy_until(at_ns);
 	}
