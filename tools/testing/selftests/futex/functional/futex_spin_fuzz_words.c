@@ -246,12 +246,13 @@ void check_early(struct worker *w, struct tmo *t, int op, int wid)
  */
 void note_late(struct tmo *t)
 {
-	unsigned long long now = clock_ns(t->rt ? CLOCK_REALTIME : CLOCK_MONOTONIC);
-	unsigned long long late = now > t->target ? now - t->target : 0;
-	unsigned long long old = RLOAD(&H->late_max_ns);
+	unsigned long long now, late, old;
 
 	if (t->cls < T_NEAR)
 		return;
+	now = clock_ns(t->rt ? CLOCK_REALTIME : CLOCK_MONOTONIC);
+	late = now > t->target ? now - t->target : 0;
+	old = RLOAD(&H->late_max_ns);
 	while (late > old &&
 	       !__atomic_compare_exchange_n(&H->late_max_ns, &old, late, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
