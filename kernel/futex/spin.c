@@ -35,7 +35,7 @@
  * head lock: if the tree holds a sleeper that nobody woke since it last
  * looked at the word, WAITERS is set in the word, so that the next unlock
  * enters the kernel; or a wakeup is out, and the pass-over timer of the
- * first such sleeper expires FUTEX_SPIN_TURN_NS after it. A woken waiter
+ * first such sleeper expires one answer period after it. A woken waiter
  * answers for the others until it looks at the word: it takes the word
  * (setting WAITERS if others remain), sets WAITERS before sleeping again,
  * or passes the wakeup on when it gives up. So an unlock that wakes a
@@ -48,9 +48,9 @@
  * wakeup, and the next unlock hands the lock to the first waiter in line
  * that has asked. An unlock also wakes the first waiter not yet woken, if
  * it hands the lock over, or if no wakeup is outstanding. A wakeup that
- * goes unanswered for FUTEX_SPIN_TURN_NS is passed over by the pass-over
+ * goes unanswered for its answer period is passed over by the pass-over
  * timer, which wakes the next sleeper to look in the place of the one
- * woken. A handoff not taken within FUTEX_SPIN_TURN_NS is passed over by
+ * woken. A handoff not taken within its answer period is passed over by
  * the next waiter that looks at the word.
  * tools/testing/selftests/futex/model/ checks this protocol with Spin.
  *
@@ -93,8 +93,8 @@
  * T for each waiter that was queued when it queued, and one T more; past
  * that it asks for the lock (the starvation rule above). A task that has
  * spun T without queueing queues, a segment of spinning ends after T,
- * and a woken waiter that has not looked at the word within T is passed
- * over. 1 ms, the threshold of Go's sync.Mutex starvation
+ * and a woken waiter that has not looked at the word within T of getting
+ * a CPU is passed over. 1 ms, the threshold of Go's sync.Mutex starvation
  * mode (src/sync/mutex.go, starvationThresholdNs), a lock whose waiters
  * also spin first and then sleep: it is tens of times a context switch
  * and a wakeup, so handing the lock to a waiter once per T costs little
@@ -115,8 +115,8 @@ struct futex_spin_head {
 	struct rb_root_cached	askers;		/* lock: those that asked */
 	u64			arrivals;	/* lock */
 	unsigned int		nr_sleepers;	/* lock */
-	/* lock: when the last wakeup went out, 0 once a look answered it */
-	u64			woke_at;
+	/* lock: when the last wakeup is passed over, 0 once a look answered it */
+	u64			answer_by;
 	/* lock: the sleeper whose pass-over timer that wakeup armed */
 	struct futex_spin_waiter *passer;
 
@@ -129,9 +129,9 @@ struct futex_spin_head {
 	 * under lock, read by spinners without it.
 	 */
 	unsigned int		handing_off;
-	/* lock: the waiter last handed the word, until it takes it, and when */
+	/* lock: the waiter last handed the word, until it takes it */
 	struct futex_spin_waiter *handed;
-	u64			handed_at;
+	u64			handed_by;	/* lock: when it is passed over */
 };
 
 struct futex_spin_waiter {
@@ -569,13 +569,31 @@ static void futex_spin_set_woken(struct futex_spin_waiter *w, bool woken)
 }
 
 /*
+ * The answer period: when a waiter woken now, or handed the lock now, is
+ * passed over if it has not looked at the word by then, T after it could
+ * first have run. A task of normal priority woken on a busy CPU waits for
+ * the quantum that EEVDF protects for the task there (RUN_TO_PARITY), a
+ * slice, or for its own slice when that is shorter (PREEMPT_SHORT):
+ * sysctl_sched_base_slice, 0.7 ms times 1 + ilog2(CPUs) for up to 8 CPUs,
+ * 1.4 to 2.8 ms on SMP, unless set through sched_attr. So the woken task's
+ * slice is added to T. With T alone, a waiter woken into a busy run queue
+ * was passed over before its turn at a CPU, a third of all wakeups at 32
+ * runnable tasks per CPU, and the sleeper woken in its place waited behind
+ * the same run queues.
+ */
+static u64 futex_spin_answer_by(struct futex_spin_waiter *w)
+{
+	return ktime_get_ns() + READ_ONCE(w->task->se.slice) + FUTEX_SPIN_TURN_NS;
+}
+
+/*
  * The pass-over timer. An unlock that wakes a waiter leaves WAITERS clear,
  * so that the lock goes on being taken and released in user space until
  * the woken waiter looks at the word. One that does not run (SCHED_IDLE
  * beside a busy task, a throttled cgroup) would then hold back every
  * sleeper behind it, and no unlock would enter the kernel to pass it
  * over. So each wakeup arms the timer of the first sleeper not woken, to
- * expire FUTEX_SPIN_TURN_NS after it, and the look that answers the
+ * expire at the answer period's end, and the look that answers the
  * wakeup disarms it. On expiry that sleeper wakes up and looks at the
  * word in the place of the one woken, as the unlock that passed the
  * wakeup over would have woken it; its look sets WAITERS again.
@@ -603,7 +621,7 @@ static void futex_spin_pass_disarm(struct futex_spin_head *head)
 	head->passer = NULL;
 }
 
-/* The wakeup out since head->woke_at is passed over when it is T old. */
+/* The wakeup out is passed over at head->answer_by. */
 static void futex_spin_pass_arm(struct futex_spin_head *head)
 {
 	struct futex_spin_waiter *w;
@@ -614,8 +632,7 @@ static void futex_spin_pass_arm(struct futex_spin_head *head)
 	if (!w)
 		return;
 	head->passer = w;
-	hrtimer_start(&w->pass, ns_to_ktime(head->woke_at + FUTEX_SPIN_TURN_NS),
-		      HRTIMER_MODE_ABS_SOFT);
+	hrtimer_start(&w->pass, ns_to_ktime(head->answer_by), HRTIMER_MODE_ABS_SOFT);
 }
 
 /*
@@ -707,7 +724,7 @@ static bool futex_spin_has_sleepers_besides(struct futex_spin_head *head,
  */
 static void futex_spin_answered(struct futex_spin_head *head)
 {
-	head->woke_at = 0;
+	head->answer_by = 0;
 	if (head->passer)
 		futex_spin_pass_disarm(head);
 }
@@ -726,7 +743,7 @@ static void futex_spin_wake(struct futex_spin_head *head,
 	futex_spin_count(FUTEX_SPIN_STAT_WAKES);
 	trace_futex_spin_wake(&head->key, w->tid);
 
-	head->woke_at = ktime_get_ns();
+	head->answer_by = futex_spin_answer_by(w);
 	futex_spin_pass_arm(head);
 }
 
@@ -754,12 +771,12 @@ static bool futex_spin_wake_first(struct futex_spin_head *head,
  * Whom an unlock that hands the lock to nobody wakes: the first waiter
  * not woken, unless a wakeup already out serves the sleepers. It serves
  * until a look answers it, or until its pass-over timer wakes the next
- * sleeper, FUTEX_SPIN_TURN_NS after it: the timer passes a woken waiter
+ * sleeper at the answer period's end: the timer passes a woken waiter
  * over, whether or not an unlock enters the kernel meanwhile.
  */
 static struct futex_spin_waiter *futex_spin_to_wake(struct futex_spin_head *head)
 {
-	if (head->woke_at)
+	if (head->answer_by)
 		return NULL;
 	return futex_spin_first_unwoken(head);
 }
@@ -777,7 +794,7 @@ static void futex_spin_waiter_leave(struct futex_spin_head *head,
 	futex_spin_sleeper_del(head, w);
 	if (was_woken)
 		futex_spin_wake_first(head, wake_q);
-	else if (head->woke_at && !head->passer)
+	else if (head->answer_by && !head->passer)
 		futex_spin_pass_arm(head);	/* it may have been ours */
 }
 
@@ -1198,11 +1215,11 @@ static void futex_spin_requeue(struct futex_spin_head *head,
 }
 
 /*
- * A handoff that has not been taken FUTEX_SPIN_TURN_NS after it was made
- * is passed over by the next waiter to look at the word, as an unlock
- * passes over a wakeup that long unanswered: the word is released as the
- * unlock would have released it without the waiter handed it, which goes
- * back into line and asks again once it runs. A dead owner's mark stays,
+ * A handoff that has not been taken within its answer period is passed
+ * over by the next waiter to look at the word, as the timer passes over a
+ * wakeup that long unanswered: the word is released as the unlock would
+ * have released it without the waiter handed it, which goes back into
+ * line and asks again once it runs. A dead owner's mark stays,
  * as on the kill path: that waiter never ran the critical section.
  * Returns 0, or the error of the release, which leaves the handoff as it
  * was.
@@ -1213,7 +1230,7 @@ static int futex_spin_pass_handed(struct futex_spin_head *head,
 	struct futex_spin_waiter *w = head->handed;
 	int ret;
 
-	if (!w || ktime_get_ns() - head->handed_at < FUTEX_SPIN_TURN_NS)
+	if (!w || ktime_get_ns() < head->handed_by)
 		return 0;
 	futex_spin_requeue(head, w);
 	ret = futex_spin_release_locked(head, uaddr, w->tid, FUTEX_OWNER_DIED,
@@ -1305,7 +1322,7 @@ static int futex_spin_lock_locked(struct futex_spin_head *head,
 		/* Looking at the word again was the duty of its wakeup. */
 		futex_spin_set_woken(w, false);
 		/* A handoff not taken is for a waiter to pass over, in time */
-		w->look_at = head->handed ? head->handed_at + FUTEX_SPIN_TURN_NS : 0;
+		w->look_at = head->handed ? head->handed_by : 0;
 		if (sleep)
 			set_current_state(TASK_INTERRUPTIBLE);
 	} else if (ret != -EAGAIN && ret != -EFAULT) {
@@ -1342,8 +1359,8 @@ static bool futex_spin_timer_fired(struct hrtimer_sleeper *t)
 }
 
 /*
- * Sleep until woken, or until a handoff outstanding when we queued is
- * FUTEX_SPIN_TURN_NS old, to pass it over if it is still not taken. The
+ * Sleep until woken, or until a handoff outstanding when we queued is past
+ * its answer period, to pass it over if it is still not taken. The
  * timer is the waiter's own, on its stack, and soft: what it starts is a
  * look at the word, task work that nothing waits for in interrupt context.
  * It has no slack: the bound counts its period.
@@ -1506,7 +1523,7 @@ static void futex_spin_hand_over(struct futex_spin_head *head,
 	WRITE_ONCE(w->handed, true);
 	WRITE_ONCE(head->handing_off, head->handing_off + 1);
 	head->handed = w;
-	head->handed_at = ktime_get_ns();
+	head->handed_by = futex_spin_answer_by(w);
 	wake_q_add(wake_q, w->task);
 	futex_spin_count(FUTEX_SPIN_STAT_HANDOFFS);
 	trace_futex_spin_handoff(&head->key, w->tid);

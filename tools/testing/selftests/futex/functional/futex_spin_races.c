@@ -458,9 +458,9 @@ static long long task_min_flt(pid_t tid)
  *
  * A came back to the word after a wakeup, so it asked, and the unlock
  * hands it the lock asleep and wakes B to watch. If A then does not run
- * within T (a slow guest), B passes the handoff over, as it must, and
- * gets the lock first: that round shows nothing about the fault and is
- * run again.
+ * within S + T (a slow guest), B passes the handoff over, as it must,
+ * and gets the lock first: that round shows nothing about the fault and
+ * is run again.
  */
 TEST_F(races, fault_keeps_place_in_line)
 {
@@ -497,10 +497,10 @@ TEST_F(races, fault_keeps_place_in_line)
 		EXPECT_EQ(0, b.ret);
 		if (!fs_passed_over(_metadata, passed))
 			break;
-		TH_LOG("try %d: A did not take its handoff within T and was passed over",
+		TH_LOG("try %d: A did not take its handoff within S + T and was passed over",
 		       try);
 	}
-	ASSERT_GT(5, try) TH_LOG("A never took its handoff within T");
+	ASSERT_GT(5, try) TH_LOG("A never took its handoff within S + T");
 	EXPECT_EQ(1, a.rank) TH_LOG("A got the lock %s after its fault, B %s",
 				    a.rank == 2 ? "second" : "never",
 				    b.rank == 1 ? "first" : "not first");
@@ -707,8 +707,8 @@ TEST_F(races, woken_task_that_does_not_run_holds_back_nobody)
 /*
  * W asks for the lock and sleeps; the unlock hands W the lock, and W then
  * does not run (held at the stall point). B, asleep behind W, must not
- * wait for W: a handoff not taken within T is passed over, and B gets the
- * lock then, not at its deadline. W's ask is made by the stall: woken
+ * wait for W: a handoff not taken within S + T is passed over, and B gets
+ * the lock then, not at its deadline. W's ask is made by the stall: woken
  * once, W finds the word taken again, past its due time.
  */
 TEST_F(races, handed_waiter_that_does_not_run_holds_back_nobody)

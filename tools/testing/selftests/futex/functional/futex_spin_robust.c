@@ -315,7 +315,7 @@ static bool heirs_round(struct __test_metadata *_metadata,
 /*
  * The owner never ran while they queued, so none of them spun and none
  * asked for the lock: the death woke the first queued, and it inherits
- * the lock, unless it does not look at the word within T. Then the
+ * the lock, unless it does not look at the word within S + T. Then the
  * pass-over timer wakes the second, which may take the word first, as
  * the rule says; the round runs again until one has no pass-over before
  * the lock was taken, and there the first queued must be the heir.

@@ -193,9 +193,9 @@ static void order_check(struct __test_metadata *_metadata, int *left,
 
 /*
  * The wakeups come in line order, one per unlock, and so does the lock,
- * unless a woken sleeper does not look at the word within T: then the
+ * unless a woken sleeper does not look at the word within S + T: then the
  * pass-over timer wakes the next one, which may take the free word first,
- * as the rule says. In a guest whose wakeups take longer than T that
+ * as the rule says. In a guest whose wakeups take longer than S + T that
  * happens often. The round runs again until one has no pass-over, where
  * the order must be exact; after ORDER_TRIES, each turn may go at most
  * as many places early as there were pass-overs in that round.
@@ -827,15 +827,18 @@ TEST_F_TIMEOUT(woken_pile, unlock_cost_with_thousands_woken, 120)
  * that wakes W, which cannot run, and frees the word; without A, O's
  * unlock wakes W. M then relocks in a loop on CPU 1, beside A and B, in
  * user space whenever the word lets it. B must get the lock within the
- * rst's bound, (k + 1) * (2T + L + 2C): k waiters ahead (2, or 1 without
- * A), T = 1 ms, C the longest hold (the test's), and L the wakeup latency
- * of a task beside M, measured here first. Each round's wait is logged.
+ * rst's bound, (k + 1) * (2(S + T) + L + 2C): k waiters ahead (2, or 1
+ * without A), T = 1 ms, S the scheduler's base slice, C the longest hold
+ * (the test's), and L the wakeup latency of a task beside M, measured here
+ * first. Each round's wait is logged.
  * In the idle form nobody relocks: no unlock enters the kernel after the
  * one that woke W, and B must get the lock within the same bound.
  */
 #define STUCK_HOLD_MS	80
 #define STUCK_ROUNDS	16
 #define STUCK_T_NS	1000000LL
+/* S: every task here has the default slice, the base slice */
+#define FS_BASE_SLICE	"/sys/kernel/debug/sched/base_slice_ns"
 
 struct stuck {
 	__u32 word;
@@ -969,10 +972,10 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
 			 bool with_a, bool relock)
 {
 	long long unanswered = futex_spin_stat("unanswered_wakes");
-	long long l_ns, bound_ms, waited, worst = 0;
+	long long l_ns, s_ns, bound_ms, waited, worst = 0;
 	struct stuck st = { 0 };
 	int ahead = with_a ? 2 : 1;
-	char old[32], fair[32];
+	char old[32], fair[32], slice[32];
 	bool fair_server;
 	int i;
 
@@ -982,11 +985,13 @@ static void stuck_rounds(struct __test_metadata *_metadata, int rounds,
 	if (fair_server)
 		ASSERT_EQ(0, fs_knob_write(FS_FAIR_SERVER0, "0"));
 	ASSERT_EQ(0, fs_pin(1));
+	ASSERT_TRUE(fs_knob_read(FS_BASE_SLICE, slice, sizeof(slice)));
+	s_ns = atoll(slice);
 	l_ns = stuck_latency(_metadata, &st);
-	bound_ms = (ahead + 1) *
-		   (2 * STUCK_T_NS + l_ns + 2 * STUCK_HOLD_MS * 1000000LL) / 1000000;
-	TH_LOG("%d ahead of B, L %lld us beside the relocker: bound %lld ms",
-	       ahead, l_ns / 1000, bound_ms);
+	bound_ms = (ahead + 1) * (2 * (s_ns + STUCK_T_NS) + l_ns +
+				  2 * STUCK_HOLD_MS * 1000000LL) / 1000000;
+	TH_LOG("%d ahead of B, S %lld us, L %lld us beside the relocker: bound %lld ms",
+	       ahead, s_ns / 1000, l_ns / 1000, bound_ms);
 	for (i = 0; i < rounds; i++) {
 		waited = stuck_round(_metadata, &st, bound_ms, with_a, relock);
 		EXPECT_GE(bound_ms, waited) TH_LOG("round %d: B waited %lld ms",

@@ -428,8 +428,8 @@ static inline long long fs_stat(struct __test_metadata *_metadata,
 /*
  * Whether, since @before (fs_stat() of "unanswered_wakes"), an unlock or a
  * waiter passed over a woken waiter or a handoff that was not answered
- * within T (a slow guest): the lock's turns then need not have followed
- * the queue.
+ * within S + T (a slow guest): the lock's turns then need not have
+ * followed the queue.
  */
 static inline bool fs_passed_over(struct __test_metadata *_metadata,
 				  long long before)

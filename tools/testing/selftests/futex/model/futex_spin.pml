@@ -52,7 +52,8 @@
  *
  * What it abstracts away, and why that is sound for these properties:
  * - Time. A waiter's "waited T" and "due", "the last wakeup has gone
- *   unanswered for T" and "the handoff has not been taken for T" are
+ *   unanswered for T" and "the handoff has not been taken for T" (T
+ *   there is the code's answer period, S + T) are
  *   flags that clock processes set at any moment after the waiter wants
  *   the lock (after it queued, for due; after the wakeup or the handoff,
  *   for the others), and eventually: the bound's formula is in the rst,
