@@ -25,6 +25,7 @@
  * so that check alone is left out.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -502,19 +503,71 @@ static int task_cpu_of(char *fields)
 }
 
 /*
- * The CPU time the child used, in user space and in the kernel (fields 14
- * and 15 of its stat): a child that did not get the CPU used none, one
+ * The CPU time a thread used, in user space and in the kernel (fields 14
+ * and 15 of its stat): a thread that did not get the CPU used none, one
  * that loops used it all, and where it looped is the larger of the two.
  */
-static void heads_dump_times(pid_t pid, char *fields)
+static void heads_dump_times(const char *who, char *fields)
 {
 	char *f = stat_field(fields, 14);
 	long hz = sysconf(_SC_CLK_TCK);
 	unsigned long utime, stime;
 
 	if (f && hz > 0 && sscanf(f, "%lu %lu", &utime, &stime) == 2)
-		ksft_print_msg("child %d: CPU time %lu ms in user space, %lu ms in the kernel\n",
-			       pid, utime * 1000 / hz, stime * 1000 / hz);
+		ksft_print_msg("%s: CPU time %lu ms in user space, %lu ms in the kernel\n",
+			       who, utime * 1000 / hz, stime * 1000 / hz);
+}
+
+/* The kernel's backtrace of every CPU, into the kernel log */
+static bool heads_sysrq_backtraces(void)
+{
+	FILE *f = fopen("/proc/sysrq-trigger", "w");
+	bool done;
+
+	if (!f)
+		return false;
+	done = fputc('l', f) != EOF;
+	return !fclose(f) && done;
+}
+
+/*
+ * Each thread of the child: its state, its own CPU time and the system
+ * call it is in ("running" when it runs). A thread that runs in the
+ * kernel shows no stack in /proc; the backtraces of all CPUs do, in the
+ * kernel log, which make stress and make check keep.
+ */
+static void heads_dump_threads(pid_t pid)
+{
+	char path[64], line[256], who[64], call[128], *state;
+	bool running = false;
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	while (dir && (d = readdir(dir))) {
+		pid_t tid = atoi(d->d_name);
+		FILE *f;
+
+		state = tid > 0 ? fs_task_stat(pid, tid, line, sizeof(line)) : NULL;
+		if (!state)
+			continue;
+		running |= *state == 'R';
+		snprintf(who, sizeof(who), "child %d: thread %d", pid, tid);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+		f = fopen(path, "r");
+		if (!f || !fgets(call, sizeof(call), f))
+			strcpy(call, "?\n");
+		if (f)
+			fclose(f);
+		ksft_print_msg("%s: state %.1s, system call %s", who, state, call);
+		heads_dump_times(who, state);
+	}
+	if (dir)
+		closedir(dir);
+	if (running && heads_sysrq_backtraces())
+		ksft_print_msg("child %d: runs: the backtraces of all CPUs are in the kernel log\n",
+			       pid);
 }
 
 /*
@@ -584,9 +637,8 @@ static void heads_dump_child(pid_t pid)
 	state = fs_task_stat(pid, pid, line, sizeof(line));
 	ksft_print_msg("child %d: state %.1s, last on CPU %d\n", pid,
 		       state ? state : "?", task_cpu_of(state));
-	if (state)
-		heads_dump_times(pid, state);
 	heads_dump_schedstat(pid);
+	heads_dump_threads(pid);
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f))
