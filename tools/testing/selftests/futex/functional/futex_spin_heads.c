@@ -547,19 +547,14 @@ static void heads_dump_threads(pid_t pid)
 	dir = opendir(path);
 	while (dir && (d = readdir(dir))) {
 		pid_t tid = atoi(d->d_name);
-		FILE *f;
 
 		state = tid > 0 ? fs_task_stat(pid, tid, line, sizeof(line)) : NULL;
 		if (!state)
 			continue;
 		running |= *state == 'R';
 		snprintf(who, sizeof(who), "child %d: thread %d", pid, tid);
-		snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-		f = fopen(path, "r");
-		if (!f || !fgets(call, sizeof(call), f))
+		if (!fs_task_syscall(pid, tid, call, sizeof(call)))
 			strcpy(call, "?\n");
-		if (f)
-			fclose(f);
 		ksft_print_msg("%s: state %.1s, system call %s", who, state, call);
 		heads_dump_times(who, state);
 	}

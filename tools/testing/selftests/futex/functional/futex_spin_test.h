@@ -134,27 +134,39 @@ static inline char *fs_task_stat(pid_t pid, pid_t tid, char *buf, int len)
 }
 
 /*
+ * The line of /proc/@pid/task/@tid/syscall, read into @buf: the system
+ * call's number and arguments, "running", or NULL if it cannot be read.
+ */
+static inline char *fs_task_syscall(pid_t pid, pid_t tid, char *buf, int len)
+{
+	char path[96], *got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	got = fgets(buf, len, f);
+	fclose(f);
+	return got;
+}
+
+/*
  * Is task @tid of process @pid asleep in futex(2) or futex_waitv(2)? The
  * tests use it to know that a waiter has queued before they go on; state
  * and system call come from procfs, so nothing in the test races with it.
  */
 static inline bool fs_task_blocked(pid_t pid, pid_t tid)
 {
-	char path[96], buf[512], *state;
-	long nr = -1;
-	FILE *f;
+	char buf[512], *state;
+	long nr;
 
 	state = fs_task_stat(pid, tid, buf, sizeof(buf));
 	if (!state || (*state != 'S' && *state != 'D'))
 		return false;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", pid, tid);
-	f = fopen(path, "r");
-	if (!f)
+	if (!fs_task_syscall(pid, tid, buf, sizeof(buf)) ||
+	    sscanf(buf, "%ld", &nr) != 1)
 		return false;
-	if (fscanf(f, "%ld", &nr) != 1)
-		nr = -1;
-	fclose(f);
 	return nr == SYS_futex || nr == __NR_futex_waitv;
 }
 
