@@ -183,13 +183,10 @@ enum futex_spin_stat {
 	FUTEX_SPIN_STAT_HANDOFFS_ASLEEP,
 	FUTEX_SPIN_STAT_TIMEOUTS,
 	FUTEX_SPIN_STAT_OWNER_DIED,
-	FUTEX_SPIN_STAT_RESPINS,
 	FUTEX_SPIN_STAT_UNANSWERED,
 	FUTEX_SPIN_STAT_HEADS_CREATED,
 	FUTEX_SPIN_STAT_HEADS_FREED,
 	FUTEX_SPIN_STAT_HEADS_MOVED,
-	FUTEX_SPIN_STAT_TAKEN_AT_LOOK,
-	FUTEX_SPIN_STAT_TAKEN_AFTER_SLEEP,
 	FUTEX_SPIN_STAT_SPIN_QUEUED,
 	FUTEX_SPIN_STAT_SPIN_AHEAD,
 	FUTEX_SPIN_NR_STATS
@@ -205,13 +202,10 @@ static const char * const futex_spin_stat_names[FUTEX_SPIN_NR_STATS] = {
 	[FUTEX_SPIN_STAT_HANDOFFS_ASLEEP] = "handoffs_asleep",
 	[FUTEX_SPIN_STAT_TIMEOUTS]	= "timeouts",
 	[FUTEX_SPIN_STAT_OWNER_DIED]	= "owner_died",
-	[FUTEX_SPIN_STAT_RESPINS]	= "respins",
 	[FUTEX_SPIN_STAT_UNANSWERED]	= "unanswered_wakes",
 	[FUTEX_SPIN_STAT_HEADS_CREATED]	= "heads_created",
 	[FUTEX_SPIN_STAT_HEADS_FREED]	= "heads_freed",
 	[FUTEX_SPIN_STAT_HEADS_MOVED]	= "heads_moved",
-	[FUTEX_SPIN_STAT_TAKEN_AT_LOOK]	= "taken_at_look",
-	[FUTEX_SPIN_STAT_TAKEN_AFTER_SLEEP] = "taken_after_sleep",
 	[FUTEX_SPIN_STAT_SPIN_QUEUED]	= "spin_queued",
 	[FUTEX_SPIN_STAT_SPIN_AHEAD]	= "spin_ahead",
 };
@@ -1261,10 +1255,7 @@ static int futex_spin_look(struct futex_spin_head *head,
 		return ret;
 	if (futex_spin_take_handed(head, w))
 		return 1;
-	ret = futex_spin_take_or_mark(head, w, uaddr);
-	if (ret == 1)
-		futex_spin_count(FUTEX_SPIN_STAT_TAKEN_AT_LOOK);
-	return ret;
+	return futex_spin_take_or_mark(head, w, uaddr);
 }
 
 /*
@@ -1394,19 +1385,12 @@ static void futex_spin_sleep(struct futex_spin_head *head,
 	futex_spin_stall(FUTEX_SPIN_STALL_WOKEN);
 }
 
-static int futex_spin_taken(bool slept)
-{
-	if (slept)
-		futex_spin_count(FUTEX_SPIN_STAT_TAKEN_AFTER_SLEEP);
-	return 0;
-}
-
 /* Wait for the word. Returns 0 once it is ours, or an error. */
 static int futex_spin_wait(struct futex_spin_head *head,
 			   struct futex_spin_waiter *w,
 			   u32 __user *uaddr, struct hrtimer_sleeper *to)
 {
-	bool spin = true, look = false, faulted = false, slept = false;
+	bool spin = true, look = false, faulted = false;
 	bool first = true;
 	int ret;
 
@@ -1426,7 +1410,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 			if (why == FUTEX_SPIN_ACQUIRED) {
 				if (READ_ONCE(w->queued))
 					futex_spin_taken_fixup(head, w, uaddr);
-				return futex_spin_taken(slept);
+				return 0;
 			}
 			/* Queue or ask, then spin on: it is running. */
 			stay = why == FUTEX_SPIN_ABORTED_BOUND;
@@ -1435,7 +1419,7 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		first = false;
 		ret = futex_spin_lock_locked(head, w, uaddr, to, !stay, spun);
 		if (ret == 1)
-			return futex_spin_taken(slept);
+			return 0;
 		if (ret == -EAGAIN) {
 			cond_resched();
 			spin = false;
@@ -1468,7 +1452,6 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		}
 
 		futex_spin_sleep(head, w, to);
-		slept = true;
 		/*
 		 * Woken: look at the word, then spin again if the owner runs.
 		 * The look sets WAITERS, as a kernel mutex waiter spins with
@@ -1481,10 +1464,8 @@ static int futex_spin_wait(struct futex_spin_head *head,
 		 */
 		spin = false;
 		look = !READ_ONCE(w->handed);
-		if (look) {
-			futex_spin_count(FUTEX_SPIN_STAT_RESPINS);
+		if (look)
 			trace_futex_spin_respin(&head->key, w->tid);
-		}
 	}
 }
 
