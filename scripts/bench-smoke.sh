@@ -25,6 +25,8 @@
 # process's private one. The slice types must refuse to run, not run as
 # plain spinning, while glibc holds the thread's rseq registration; every
 # other run has glibc's registration off, as in make bench.
+# The trace of a spin run must see every event the kernel counts
+# (tools/tracing/futex_spin/futex_spin_served.py --check).
 # A last point checks that the check itself works: with no lock at all it
 # must report broken exclusion.
 #
@@ -53,7 +55,7 @@ mutex() {
 }
 
 echo "TAP version 13"
-echo "1..$((${#tests[@]} + 5))"
+echo "1..$((${#tests[@]} + 6))"
 for t in "${tests[@]}"; do
 	output=$(mutex "$t")
 	rc=$?
@@ -108,6 +110,16 @@ rc=$?
 sed '/^$/d; s/^/# /' <<<"$output"
 [ "$rc" -eq 2 ] && grep -q "glibc.pthread.rseq=0" <<<"$output"
 tap_point futex-mutex.slice_refuses_glibc_rseq $? "(exit $rc)"
+
+# The counters the kernel keeps are the tracepoints' counts: whatever a
+# counter dropped for a tracepoint gave, the trace gives too.
+served=$(dirname "$0")/../tools/tracing/futex_spin/futex_spin_served.py
+output=$(timeout -k 5 120 "$served" --check -- "$perf" bench -f simple \
+	futex mutex -t 4 -r 1 -s -m spin -l 50 2>&1)
+rc=$?
+sed '/^$/d; s/^/# /' <<<"$output"
+[ "$rc" -eq 0 ] && grep -Eq '^ok: sleeps counted [1-9]' <<<"$output"
+tap_point futex-mutex.the_trace_sees_every_counted_event $? "(exit $rc)"
 
 output=$(mutex "none -l 100")
 rc=$?
