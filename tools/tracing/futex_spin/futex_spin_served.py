@@ -101,7 +101,8 @@ class Served:
     def __init__(self, nr):
         self.nr = nr
         self.events = collections.Counter()
-        self.served = collections.Counter()
+        self.served = collections.Counter()     # how -> lock calls
+        self.slept = collections.Counter()      # how -> of them after a sleep
         self.failed = collections.Counter()
         self.call = {}          # tid -> the events seen in its lock call
 
@@ -133,7 +134,7 @@ class Served:
             how = "look"
         self.served[how] += 1
         if "sleep" in seen:
-            self.served[how + ", after a sleep"] += 1
+            self.slept[how] += 1
 
     def event(self, tid, name, rest):
         name = name[len("futex_spin_"):]
@@ -166,11 +167,10 @@ def report(s):
     print("events (and system calls):")
     for name, n in sorted(s.events.items()):
         print(f"  {name:24} {n}")
-    total = sum(v for k, v in s.served.items() if "," not in k)
-    print(f"lock calls that got the word: {total}")
+    print(f"lock calls that got the word: {sum(s.served.values())}")
     for how in ("spin", "handoff", "look"):
         print(f"  by {how:8} {s.served[how]:8}"
-              f"   of them after a sleep {s.served[how + ', after a sleep']}")
+              f"   of them after a sleep {s.slept[how]}")
     for err, n in sorted(s.failed.items()):
         print(f"lock calls that failed with {os.strerror(err)}: {n}")
 
