@@ -805,7 +805,8 @@ static int futex_spin_cmpxchg(u32 __user *uaddr, u32 uval, u32 nval)
 	u32 curval;
 	int ret;
 
-	if (futex_spin_inject_eagain())
+	/* fail_futex gives up as an LL/SC helper may, on any architecture */
+	if (should_fail_futex(true))
 		return -EAGAIN;
 	ret = futex_cmpxchg_value_locked(&curval, uaddr, uval, nval);
 	if (ret)

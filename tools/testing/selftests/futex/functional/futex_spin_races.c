@@ -11,8 +11,8 @@
  * preempted before it takes the queue head lock, a woken waiter that
  * faults on the word. Each is ordered with the debug knobs of
  * CONFIG_FUTEX_SPIN_INJECT (futex_spin/inject/ in debugfs), which hold one
- * task at a named point or fail its cmpxchg of the word; without them the
- * tests are skipped.
+ * task at a named point, or with fail_futex (CONFIG_FAIL_FUTEX), which
+ * fails its cmpxchg of the word; without them the tests are skipped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -133,18 +133,21 @@ TEST_F(races, cmpxchg_retry_drops_head_lock)
 		.word = self->word, .op = FUTEX_SPIN_LOCK_PRIVATE,
 		.timeout_ms = deadline_ms,
 	};
+	struct fs_fail_window fail;
 	long long start;
 	long ret;
 
+	if (!fs_fail_futex_present())
+		SKIP(return, "no %s (CONFIG_FAIL_FUTEX)", FS_FAIL_FUTEX);
 	fs_store(self->word, fs_gettid());
 	ASSERT_TRUE(waiter_queue(&s)) TH_LOG("the sleeper did not sleep");
 
-	ASSERT_EQ(0, fs_inject("tid", fs_gettid()));
-	ASSERT_EQ(0, fs_inject("eagain_ms", eagain_ms));
+	ASSERT_EQ(0, fs_fail_window_start(&fail, fs_gettid(), eagain_ms));
 	start = fs_now_ns(CLOCK_MONOTONIC);
 	ret = fs_unlock(self->word, FUTEX_SPIN_UNLOCK_PRIVATE);
 	TH_LOG("unlock took %lld ms with its cmpxchg failing for %d ms",
 	       fs_ms_since(start), eagain_ms);
+	EXPECT_EQ(0, fs_fail_window_end(&fail));
 	EXPECT_EQ(0, ret) TH_LOG("unlock: %s", strerror(-ret));
 
 	ASSERT_TRUE(wait_done(&s));
@@ -235,10 +238,13 @@ TEST_F(races, killed_while_handed_does_not_own)
  */
 TEST_F(races, killed_owner_gives_back_the_word)
 {
+	struct fs_fail_window fail;
 	struct timespec to;
 	pid_t child;
 	int status;
 
+	if (!fs_fail_futex_present())
+		SKIP(return, "no %s (CONFIG_FAIL_FUTEX)", FS_FAIL_FUTEX);
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child) {
@@ -256,10 +262,12 @@ TEST_F(races, killed_owner_gives_back_the_word)
 	ASSERT_EQ(child, fs_load(self->word) & FUTEX_TID_MASK)
 		TH_LOG("word %#x", fs_load(self->word));
 
-	ASSERT_EQ(0, fs_inject("eagain_ms", 200));
+	/* It dies before the window ends: no thread of it waits to be woken. */
+	ASSERT_EQ(0, fs_fail_window_start(&fail, child, 200));
 	ASSERT_EQ(0, kill(child, SIGKILL));
 	ASSERT_EQ(0, fs_inject("stall", FS_STALL_NONE));
 	status = fs_reap(child);
+	EXPECT_EQ(0, fs_fail_window_end(&fail));
 	ASSERT_TRUE(WIFSIGNALED(status)) TH_LOG("child status %#x", status);
 
 	EXPECT_NE(child, fs_load(self->word) & FUTEX_TID_MASK)
@@ -767,12 +775,13 @@ TEST_F(races, handed_waiter_that_does_not_run_holds_back_nobody)
 /* A waiter whose every cmpxchg of the word fails with -EAGAIN */
 static void *eagain_waiter_fn(void *arg)
 {
+	struct fs_fail_window fail;
 	struct waiter *w = arg;
 	struct timespec to;
 	long long start;
 
 	w->tid = fs_gettid();
-	if (fs_inject("tid", w->tid) || fs_inject("eagain_ms", 3000)) {
+	if (fs_fail_window_start(&fail, w->tid, 3000)) {
 		w->ret = -EIO;
 		return NULL;
 	}
@@ -780,6 +789,8 @@ static void *eagain_waiter_fn(void *arg)
 	to = fs_deadline(CLOCK_MONOTONIC, w->timeout_ms);
 	w->ret = fs_lock(w->word, FUTEX_SPIN_LOCK_PRIVATE, &to);
 	w->ms = fs_ms_since(start);
+	if (fs_fail_window_end(&fail) && !w->ret)
+		w->ret = -EIO;
 	return NULL;
 }
 
@@ -792,6 +803,8 @@ TEST_F(races, failing_cmpxchg_keeps_the_deadline)
 {
 	struct waiter w = { .word = self->word, .timeout_ms = 200 };
 
+	if (!fs_fail_futex_present())
+		SKIP(return, "no %s (CONFIG_FAIL_FUTEX)", FS_FAIL_FUTEX);
 	fs_store(self->word, FS_NO_SUCH_TID);
 	ASSERT_EQ(0, pthread_create(&w.thread, NULL, eagain_waiter_fn, &w));
 	pthread_join(w.thread, NULL);

@@ -568,16 +568,18 @@ TEST_F(spinning, preempted_spinner_leaves_its_place)
 #define SLEEPERS_TRIES		5
 
 /*
- * With SLEEPERS_EAGAIN_MS, the newcomer's cmpxchg of the word fails that
- * long from its start, as the futex helper of an LL/SC architecture may:
- * past T, its first look at the word under the lock fails and it looks
- * again, and still queues within the hold.
+ * With SLEEPERS_FAILS, the newcomer's first cmpxchgs of the word fail, as
+ * the futex helper of an LL/SC architecture's may: the owner runs and
+ * keeps the word, so the first comes past T, at its look under the lock.
+ * It looks again, and still queues within the hold. A count, not a time:
+ * a thread that ended a time would need a CPU, and both are taken.
  */
-#define SLEEPERS_EAGAIN_MS	3
+#define SLEEPERS_FAILS		3
 
 struct newcomer {
 	__u32 *word;
-	int eagain_ms;		/* 0: none */
+	int fails;		/* its first cmpxchgs that fail; 0: none */
+	int fail_ms;		/* or for how long they fail; 0: none */
 	int started;
 	int ret;
 	long unlock_ret;
@@ -605,18 +607,25 @@ static void *newcomer_fn(void *arg)
 {
 	struct newcomer *n = arg;
 
+	struct fs_fail_window fail;
+	pid_t tid = fs_gettid();
+
 	n->ret = fs_pin(1);
-	if (!n->ret && n->eagain_ms) {
-		n->ret = fs_inject("tid", fs_gettid());
-		if (!n->ret)
-			n->ret = fs_inject("eagain_ms", n->eagain_ms);
-	}
+	if (!n->ret && n->fails)
+		n->ret = fs_fail_cmpxchg(tid, n->fails);
+	if (!n->ret && n->fail_ms)
+		n->ret = fs_fail_window_start(&fail, tid, n->fail_ms);
 	__atomic_store_n(&n->started, 1, __ATOMIC_SEQ_CST);
 	if (n->ret)
 		return NULL;
 	n->ret = fs_lock(n->word, FUTEX_SPIN_LOCK_PRIVATE, NULL);
 	if (!n->ret)
 		n->unlock_ret = fs_unlock(n->word, FUTEX_SPIN_UNLOCK_PRIVATE);
+	/* Before it exits: pthread_join() waits for a shared futex wake */
+	if (n->fails && fs_fail_cmpxchg(tid, 0) && !n->ret)
+		n->ret = -EIO;
+	if (n->fail_ms && fs_fail_window_end(&fail) && !n->ret)
+		n->ret = -EIO;
 	return NULL;
 }
 
@@ -626,12 +635,12 @@ static void *newcomer_fn(void *arg)
  * busy on CPU 1: runnable there all along, that one never preempts it.
  */
 static bool sleepers_try(struct __test_metadata *_metadata, struct run *run,
-			 bool bystander, int eagain_ms)
+			 bool bystander, int fails)
 {
 	struct waiter w[SLEEPERS_QUEUED] = { 0 };
 	__u32 *word = &run->m->word;
 	long long *d = run->delta;
-	struct newcomer n = { .word = word, .eagain_ms = eagain_ms };
+	struct newcomer n = { .word = word, .fails = fails };
 	struct bystander b = { .stop = false };
 	bool ok = true;
 	pthread_t t, bt;
@@ -671,6 +680,9 @@ static bool sleepers_try(struct __test_metadata *_metadata, struct run *run,
 		EXPECT_EQ(0, n.ret);
 		EXPECT_EQ(0, n.unlock_ret);
 	}
+	if (ok && fails)
+		EXPECT_EQ(0, fs_fail_cmpxchg_left())
+			TH_LOG("the newcomer's cmpxchg did not fail %d times", fails);
 	if (bystander) {
 		atomic_store(&b.stop, true);
 		EXPECT_EQ(0, fs_join(bt, NULL));
@@ -695,14 +707,14 @@ static bool sleepers_try(struct __test_metadata *_metadata, struct run *run,
  * owner, which should run all along, was preempted.
  */
 static void sleepers_run(struct __test_metadata *_metadata, struct run *run,
-			 bool bystander, int eagain_ms)
+			 bool bystander, int fails)
 {
 	long long *d = run->delta;
 	int i;
 
 	ASSERT_EQ(0, fs_pin(0));
 	for (i = 0; i < SLEEPERS_TRIES; i++)
-		if (sleepers_try(_metadata, run, bystander, eagain_ms) &&
+		if (sleepers_try(_metadata, run, bystander, fails) &&
 		    !d[RESCHED] && !d[CAPPED] && !d[OFF_CPU])
 			break;
 	ASSERT_GT(SLEEPERS_TRIES, i) TH_LOG("every spin was cut short");
@@ -724,9 +736,9 @@ TEST_F(spinning, spinner_queues_after_a_failed_cmpxchg)
 {
 	if (no_spinning())
 		SKIP(return, "%s", no_spinning());
-	if (!fs_inject_present())
-		SKIP(return, "no %s (CONFIG_FUTEX_SPIN_INJECT)", FS_INJECT);
-	sleepers_run(_metadata, &self->r, false, SLEEPERS_EAGAIN_MS);
+	if (!fs_fail_futex_present())
+		SKIP(return, "no %s (CONFIG_FAIL_FUTEX)", FS_FAIL_FUTEX);
+	sleepers_run(_metadata, &self->r, false, SLEEPERS_FAILS);
 	EXPECT_LE(1, self->r.delta[BOUNDED]);
 }
 
@@ -734,20 +746,20 @@ TEST_F(spinning, spinner_queues_after_a_failed_cmpxchg)
  * Regression: the spinner's cmpxchg of a free word that failed returned
  * before its clock was read and without cpu_relax(), so a spinner whose
  * cmpxchg kept failing (an LL/SC helper giving up, a line another CPU
- * hammers; here the eagain_ms injection) spun with preemption off for as
+ * hammers; here fail_futex) spun with preemption off for as
  * long as it failed, past every limit, and took the word at the end. Its
  * clock must end the spin within T, to queue (bound) or for good (limit).
  * A try whose spin something else cut short (the owner preempted, a wakeup
  * on the spinner's CPU) shows nothing either way, and is run again.
  */
-#define FREE_EAGAIN_MS	50
+#define FREE_FAIL_MS	50
 #define FREE_TRIES	5
 
 /* One try, the counters in run->delta; false when a spin was cut short */
 static bool failing_cmpxchg_try(struct __test_metadata *_metadata,
 				struct run *run)
 {
-	struct newcomer n = { .word = &run->m->word, .eagain_ms = FREE_EAGAIN_MS };
+	struct newcomer n = { .word = &run->m->word, .fail_ms = FREE_FAIL_MS };
 	long long *d = run->delta;
 	pthread_t t;
 
@@ -782,8 +794,8 @@ TEST_F(spinning, spin_on_a_failing_cmpxchg_stops)
 
 	if (no_spinning())
 		SKIP(return, "%s", no_spinning());
-	if (!fs_inject_present())
-		SKIP(return, "no %s (CONFIG_FUTEX_SPIN_INJECT)", FS_INJECT);
+	if (!fs_fail_futex_present())
+		SKIP(return, "no %s (CONFIG_FAIL_FUTEX)", FS_FAIL_FUTEX);
 	ASSERT_EQ(0, fs_pin(0));
 	for (i = 0; i < FREE_TRIES; i++)
 		if (failing_cmpxchg_try(_metadata, &self->r))

@@ -7,6 +7,7 @@
 #define _FUTEX_SPIN_TEST_H
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -558,12 +559,143 @@ static inline int fs_inject(const char *knob, long long val)
 	return fs_knob_write(path, buf);
 }
 
+/*
+ * fail_futex (CONFIG_FAIL_FUTEX, Documentation/fault-injection/) makes the
+ * FUTEX_SPIN cmpxchg of the word fail with -EAGAIN, as the helper of an
+ * LL/SC architecture may, for the tasks whose make-it-fail is set. With
+ * ignore-private, the key lookups of private words do not fail with it;
+ * those of shared words do, so a task must not exit through a shared
+ * futex wake (a thread's, for pthread_join()) with make-it-fail set.
+ */
+#define FS_FAIL_FUTEX		"/sys/kernel/debug/fail_futex/"
+
+static inline bool fs_fail_futex_present(void)
+{
+	return !access(FS_FAIL_FUTEX "probability", W_OK);
+}
+
+static inline int fs_fail_futex(const char *knob, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), FS_FAIL_FUTEX "%s", knob);
+	return fs_knob_write(path, val);
+}
+
+/*
+ * Fail the cmpxchg of task @tid @times times (-1: until called again with
+ * 0), every time it tries; 0 ends it. Returns 0 or a -errno. Ending it for
+ * a task that died meanwhile is no error.
+ */
+static inline int fs_fail_cmpxchg(pid_t tid, int times)
+{
+	char path[64], buf[16];
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/%d/make-it-fail", tid);
+	if (!times) {
+		fs_fail_futex("probability", "0\n");
+		ret = fs_knob_write(path, "0\n");
+		return ret == -ENOENT || ret == -ESRCH ? 0 : ret;
+	}
+	snprintf(buf, sizeof(buf), "%d\n", times);
+	ret = fs_fail_futex("ignore-private", "Y\n") ?:
+	      fs_fail_futex("task-filter", "Y\n") ?:
+	      fs_fail_futex("verbose", "0\n") ?:
+	      fs_fail_futex("interval", "1\n") ?:
+	      fs_fail_futex("times", buf) ?:
+	      fs_knob_write(path, "1\n");
+	return ret ?: fs_fail_futex("probability", "100\n");
+}
+
+/* How many of the failures fs_fail_cmpxchg() asked for are left; -1: unknown */
+static inline int fs_fail_cmpxchg_left(void)
+{
+	char buf[32];
+
+	if (!fs_knob_read(FS_FAIL_FUTEX "times", buf, sizeof(buf)))
+		return -1;
+	return atoi(buf);
+}
+
+/*
+ * A cmpxchg failing for a time: a thread of its own ends it after @ms, or
+ * when fs_fail_window_end() comes first. It runs as SCHED_OTHER on any
+ * CPU, whatever its creator's policy and pinning, so that a task spinning
+ * on a failing cmpxchg cannot keep it from its CPU.
+ */
+struct fs_fail_window {
+	pthread_t thread;
+	pid_t tid;
+	int ms;
+	int end[2];		/* a pipe: fs_fail_window_end() writes to it */
+};
+
+static inline void *fs_fail_window_fn(void *arg)
+{
+	struct fs_fail_window *w = arg;
+	struct pollfd pfd = { .fd = w->end[0], .events = POLLIN };
+
+	poll(&pfd, 1, w->ms);
+	return (void *)(long)fs_fail_cmpxchg(w->tid, 0);
+}
+
+static inline int fs_fail_window_start(struct fs_fail_window *w, pid_t tid,
+				       int ms)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	pthread_attr_t attr;
+	cpu_set_t all;
+	int cpu, ret;
+
+	w->tid = tid;
+	w->ms = ms;
+	if (pipe(w->end))
+		return -errno;
+	ret = fs_fail_cmpxchg(tid, -1);
+	if (ret)
+		goto close;
+	CPU_ZERO(&all);
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &all);
+	pthread_attr_init(&attr);
+	pthread_attr_setaffinity_np(&attr, sizeof(all), &all);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &sp);
+	ret = -pthread_create(&w->thread, &attr, fs_fail_window_fn, w);
+	pthread_attr_destroy(&attr);
+	if (!ret)
+		return 0;
+	fs_fail_cmpxchg(tid, 0);
+close:
+	close(w->end[0]);
+	close(w->end[1]);
+	return ret;
+}
+
+/* End the window now if it is still open; 0 or a -errno */
+static inline int fs_fail_window_end(struct fs_fail_window *w)
+{
+	void *ret = NULL;
+	int err;
+
+	err = fs_fail_cmpxchg(w->tid, 0);
+	if (write(w->end[1], "", 1) != 1 && !err)
+		err = -errno;
+	if (pthread_join(w->thread, &ret) && !err)
+		err = -ESRCH;
+	close(w->end[0]);
+	close(w->end[1]);
+	return err ?: (int)(long)ret;
+}
+
 /* 0 is "no stall point" */
 static inline void fs_inject_off(void)
 {
 	fs_inject("stall", 0);
-	fs_inject("eagain_ms", 0);
 	fs_inject("tid", 0);
+	fs_fail_futex("probability", "0\n");
 }
 
 /*
